@@ -1,0 +1,40 @@
+# The two commands a newcomer needs: `make run` and `make test`. See README.md.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: run test install lint check-migrations
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall whenever the dependencies in pyproject.toml change.
+$(INSTALLED): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[test]"
+	@rm -rf build *.egg-info
+	@touch $@
+
+install: $(INSTALLED)
+
+# The sandbox upstream on :8001 and the portal on :8000, both on SQLite. Ctrl-C stops both;
+# if either stops by itself, the other is stopped too.
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo_staff
+	@trap 'kill 0 2>/dev/null' EXIT; \
+	$(PY) manage.py sandbox --host 127.0.0.1 --port 8001 & \
+	$(PY) manage.py runserver 127.0.0.1:8000 & \
+	wait -n
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+check-migrations: install
+	$(PY) manage.py makemigrations --check --dry-run

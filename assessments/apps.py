@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AssessmentsConfig(AppConfig):
+    name = "assessments"
+    verbose_name = "Assessments"

@@ -1,0 +1,145 @@
+"""Assessment attempts, the answers given so far, and the results received."""
+
+from django.db import models
+from django.utils.functional import cached_property
+
+from learners.models import Learner
+
+
+class AssessmentAttempt(models.Model):
+    """One upstream assessment offered to a learner, from offer to results."""
+
+    class State(models.TextChoices):
+        AVAILABLE = "available", "Available"
+        IN_PROGRESS = "in_progress", "In progress"
+        SUBMITTING = "submitting", "Submitting"
+        SUBMIT_PENDING = "submit_pending", "Waiting to be sent"
+        SUBMITTED = "submitted", "Submitted"
+        COMPLETED = "completed", "Completed"
+        REJECTED = "rejected", "Refused by the assessment service"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="attempts")
+    assessment_id = models.BigIntegerField()
+    assessment_version = models.IntegerField(null=True, blank=True)
+    target_group = models.CharField(max_length=100, blank=True)
+    offer_status = models.CharField(
+        max_length=100, blank=True, help_text="The upstream's status text when it was offered."
+    )
+    title = models.CharField(max_length=300, blank=True)
+    level = models.CharField(max_length=100, blank=True)
+    version = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    preassess = models.BooleanField(default=False)
+    # The questions and answers exactly as validated at fetch time, so that every page of
+    # the taking flow is served locally (one upstream fetch per attempt).
+    content = models.JSONField(default=dict, blank=True)
+    session = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.AVAILABLE)
+    offered_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_saved_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-offered_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["learner", "assessment_id"], name="unique_attempt_per_assessment"
+            )
+        ]
+        indexes = [models.Index(fields=["state", "offered_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.title or 'Assessment'} #{self.assessment_id} ({self.learner})"
+
+    @cached_property
+    def questions(self) -> list[dict]:
+        """Return the stored questions in display order."""
+        return self.content.get("questions", [])
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self.questions)
+
+    @property
+    def is_open(self) -> bool:
+        """Return whether the learner may still change answers."""
+        return self.state in (self.State.AVAILABLE, self.State.IN_PROGRESS)
+
+
+class AttemptAnswer(models.Model):
+    """The answer a learner chose for one question, saved on every page."""
+
+    attempt = models.ForeignKey(AssessmentAttempt, on_delete=models.CASCADE, related_name="answers")
+    question_id = models.CharField(max_length=200)
+    answer_id = models.CharField(max_length=200)
+    saved_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt", "question_id"], name="one_answer_per_question"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} -> {self.answer_id}"
+
+
+class AssessmentResult(models.Model):
+    """The results of a completed attempt, with upstream HTML kept raw and sanitized."""
+
+    attempt = models.OneToOneField(
+        AssessmentAttempt, on_delete=models.CASCADE, related_name="result"
+    )
+    loa_score = models.DecimalField("LOA score", max_digits=12, decimal_places=4)
+    risk_level = models.CharField(max_length=200)
+    trait_title = models.CharField(max_length=500, blank=True)
+    trait_copy = models.TextField(blank=True)
+    trait_signs_raw = models.TextField(blank=True)
+    trait_signs_html = models.TextField(blank=True)
+    trait_tips_raw = models.TextField(blank=True)
+    trait_tips_html = models.TextField(blank=True)
+    result_description_raw = models.TextField(blank=True)
+    result_description_html = models.TextField(blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["risk_level"])]
+
+    def __str__(self) -> str:
+        return f"Results of {self.attempt}"
+
+    @property
+    def areas_needing_help(self) -> list["FocusArea"]:
+        return [area for area in self.focus_areas.all() if area.needs_help_flagged]
+
+
+class FocusArea(models.Model):
+    """One focus area of a result, kept as a row so staff can filter and count."""
+
+    result = models.ForeignKey(
+        AssessmentResult, on_delete=models.CASCADE, related_name="focus_areas"
+    )
+    name = models.CharField(max_length=200)
+    needs_help = models.CharField(max_length=100)
+    questions_count = models.IntegerField()
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        indexes = [models.Index(fields=["name", "needs_help"])]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.needs_help}"
+
+    @property
+    def needs_help_flagged(self) -> bool:
+        """Return whether this area needs help ("no", in any case, is the only all-clear)."""
+        return needs_help_flagged(self.needs_help)
+
+
+def needs_help_flagged(value: str) -> bool:
+    """Return whether an upstream needs_help value asks for help (spec gap, DESIGN.md s4)."""
+    return value.strip().lower() != "no"

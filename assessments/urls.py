@@ -1,0 +1,17 @@
+from django.urls import path
+
+from assessments import views
+
+app_name = "assessments"
+
+urlpatterns = [
+    path("", views.my_assessments, name="my_assessments"),
+    path("start/", views.start, name="start"),
+    path("assessments/<int:assessment_id>/", views.take, name="take"),
+    path("assessments/<int:assessment_id>/page/<int:number>/", views.question_page, name="page"),
+    path("assessments/<int:assessment_id>/check/", views.check_answers, name="check"),
+    path("assessments/<int:assessment_id>/submit/", views.submit, name="submit"),
+    path("assessments/<int:assessment_id>/results/", views.results, name="results"),
+    path("assessments/<int:assessment_id>/resend/", views.resend, name="resend"),
+    path("assessments/<int:assessment_id>/refresh/", views.refresh, name="refresh"),
+]

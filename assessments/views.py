@@ -1,0 +1,192 @@
+"""The learner's pages: my assessments, the taking flow, submission and results."""
+
+import contextlib
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from assessments import services
+from assessments.forms import QuestionPageForm, field_name
+from assessments.models import AssessmentAttempt
+from assessments.taking import (
+    first_page_to_resume,
+    question_pages,
+    saved_answers,
+    unanswered_questions,
+)
+from learners.models import Learner
+from portal.access import learner_required
+from portal.partner_api import PartnerApiError
+from portal.upstream import failure_message
+
+State = AssessmentAttempt.State
+
+
+def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> AssessmentAttempt:
+    """Return the learner's own attempt, or 404 (never another learner's)."""
+    return get_object_or_404(AssessmentAttempt, learner=learner, assessment_id=assessment_id)
+
+
+@learner_required
+def my_assessments(request: HttpRequest) -> HttpResponse:
+    """List the learner's assessments: the one to start or resume, and past results."""
+    attempts = list(request.learner.attempts.select_related("result"))
+    open_attempt = next((a for a in attempts if a.is_open), None)
+    return render(
+        request,
+        "assessments/my_assessments.html",
+        {"attempts": attempts, "open_attempt": open_attempt},
+    )
+
+
+@learner_required
+@require_POST
+def start(request: HttpRequest) -> HttpResponse:
+    """Start (or resume) the learner's next assessment."""
+    try:
+        attempt = services.attempt_start(learner=request.learner)
+    except services.NothingToTake:
+        messages.info(request, "There is no assessment for you to take right now.")
+        return redirect("assessments:my_assessments")
+    except PartnerApiError as error:
+        messages.error(request, failure_message(error))
+        return redirect("assessments:my_assessments")
+    return redirect("assessments:take", assessment_id=attempt.assessment_id)
+
+
+@learner_required
+def take(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Send the learner to where they left off."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    if not attempt.is_open or not attempt.has_content:
+        if attempt.is_open:
+            return redirect("assessments:my_assessments")
+        return redirect("assessments:results", assessment_id=assessment_id)
+    number = first_page_to_resume(attempt, saved_answers(attempt))
+    if number is None:
+        return redirect("assessments:check", assessment_id=assessment_id)
+    return redirect("assessments:page", assessment_id=assessment_id, number=number)
+
+
+@learner_required
+def question_page(request: HttpRequest, assessment_id: int, number: int) -> HttpResponse:
+    """Show one page of questions; save the answers chosen on it."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    if not attempt.is_open or not attempt.has_content:
+        return redirect("assessments:take", assessment_id=assessment_id)
+    pages = question_pages(attempt)
+    if not 1 <= number <= len(pages):
+        raise Http404
+    page = pages[number - 1]
+    answers = saved_answers(attempt)
+    initial = {field_name(q): answers[q["id"]] for q in page.questions if q["id"] in answers}
+    form = QuestionPageForm(request.POST or None, page=page, initial=initial)
+
+    if request.method == "POST":
+        form.is_valid()  # unanswered questions are allowed here; bad choices are errors
+        try:
+            services.attempt_save_answers(attempt=attempt, choices=form.choices())
+        except services.AttemptClosed:
+            messages.info(request, "These answers have already been sent.")
+            return redirect("assessments:results", assessment_id=assessment_id)
+        if "save_and_exit" in request.POST:
+            messages.success(request, "Your answers are saved. You can come back at any time.")
+            return redirect("assessments:my_assessments")
+        if form.require_every_answer():
+            if number < len(pages):
+                return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
+            return redirect("assessments:check", assessment_id=assessment_id)
+
+    return render(
+        request,
+        "assessments/question_page.html",
+        {"attempt": attempt, "page": page, "page_count": len(pages), "form": form},
+    )
+
+
+@learner_required
+def check_answers(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Show every question with the chosen answer and a link to change it."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    if not attempt.is_open or not attempt.has_content:
+        return redirect("assessments:take", assessment_id=assessment_id)
+    return _render_check(request, attempt)
+
+
+def _render_check(request: HttpRequest, attempt: AssessmentAttempt, missing=None, status=200):
+    answers = saved_answers(attempt)
+    pages = []
+    for page in question_pages(attempt):
+        rows = []
+        for question in page.questions:
+            chosen = next(
+                (a for a in question["answers"] if a["id"] == answers.get(question["id"])), None
+            )
+            rows.append({"question": question, "answer": chosen})
+        pages.append({"page": page, "rows": rows})
+    return render(
+        request,
+        "assessments/check_answers.html",
+        {"attempt": attempt, "pages": pages, "missing": missing or []},
+        status=status,
+    )
+
+
+@learner_required
+@require_POST
+def submit(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Send the answers, refusing locally while any question is unanswered."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    try:
+        attempt = services.attempt_submit(attempt=attempt)
+    except services.IncompleteAnswers:
+        missing = unanswered_questions(attempt, saved_answers(attempt))
+        return _render_check(request, attempt, missing=missing, status=400)
+    except services.AttemptClosed:
+        pass  # already sent, perhaps from another tab: show where it stands
+    return redirect("assessments:results", assessment_id=assessment_id)
+
+
+@learner_required
+def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Show the results, or where the submission stands if there are none yet."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    if attempt.is_open:
+        return redirect("assessments:take", assessment_id=assessment_id)
+    result = getattr(attempt, "result", None)
+    if result is None and attempt.state == State.SUBMITTED:
+        # Submitted but the results could not be fetched then: try once more now.
+        result = services.attempt_fetch_results(attempt=attempt)
+    return render(request, "assessments/results.html", {"attempt": attempt, "result": result})
+
+
+@learner_required
+@require_POST
+def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Try again to deliver answers that are waiting to be sent."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    with contextlib.suppress(services.AttemptClosed):
+        services.attempt_resend(attempt=attempt)
+    return redirect("assessments:results", assessment_id=assessment_id)
+
+
+@learner_required
+@require_POST
+def refresh(request: HttpRequest, assessment_id: int) -> HttpResponse:
+    """Fetch a refused assessment again and ask the learner to confirm their answers."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    try:
+        services.attempt_refresh_content(attempt=attempt)
+    except services.AttemptClosed:
+        return redirect("assessments:results", assessment_id=assessment_id)
+    except PartnerApiError as error:
+        messages.error(request, failure_message(error))
+        return redirect("assessments:results", assessment_id=assessment_id)
+    messages.info(
+        request,
+        "We fetched the assessment again and kept every answer that still fits. "
+        "Check your answers, answer anything new, then send them.",
+    )
+    return redirect("assessments:take", assessment_id=assessment_id)

@@ -1,0 +1,37 @@
+from django.contrib import admin
+
+from learners.models import Learner
+
+
+@admin.register(Learner)
+class LearnerAdmin(admin.ModelAdmin):
+    list_display = [
+        "username",
+        "first_name",
+        "last_name",
+        "level",
+        "status",
+        "upstream_user_id",
+        "registered_by",
+        "registered_at",
+    ]
+    list_filter = ["level", "status", "registered_at"]
+    search_fields = ["username", "first_name", "last_name", "email", "upstream_user_id"]
+    # The upstream owns the learner's identity and level: changing them here would not
+    # change them there, so they are read-only.
+    readonly_fields = [
+        "user",
+        "upstream_user_id",
+        "username",
+        "dob",
+        "level",
+        "status",
+        "registered_by",
+        "registered_at",
+    ]
+    list_select_related = ["registered_by"]
+    date_hierarchy = "registered_at"
+
+    def has_add_permission(self, request) -> bool:
+        # Learners are registered through the portal page, which registers them upstream too.
+        return False

@@ -1,0 +1,82 @@
+"""Forms for staff work with learners: they validate and convert, never call the upstream."""
+
+from datetime import date
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+
+from learners.models import Level
+
+OLDEST_AGE_YEARS = 120
+
+
+class LearnerRegistrationForm(forms.Form):
+    """Register a learner; field names are the spec's."""
+
+    username = forms.CharField(
+        max_length=150,
+        validators=[UnicodeUsernameValidator()],
+        help_text="Letters, digits and @ . + - _ only. The learner signs in with it.",
+    )
+    password = forms.CharField(
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 8 characters, not a common password and not only digits.",
+    )
+    dob = forms.DateField(
+        label="Date of birth",
+        input_formats=["%Y-%m-%d"],
+        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        help_text="For example 2009-03-27.",
+        error_messages={"invalid": "Enter the date of birth as a real date, like 2009-03-27."},
+    )
+    email = forms.EmailField(required=False, label="Email (optional)")
+    first_name = forms.CharField(max_length=150, required=False, label="First name (optional)")
+    last_name = forms.CharField(max_length=150, required=False, label="Last name (optional)")
+    level = forms.ChoiceField(
+        choices=[("", "Let the assessment service decide"), *Level.choices],
+        required=False,
+        help_text="Further education, secondary or primary.",
+    )
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"]
+        if get_user_model().objects.filter(username__iexact=username).exists():
+            raise ValidationError("That username is already taken. Choose another.")
+        return username
+
+    def clean_dob(self) -> date:
+        dob = self.cleaned_data["dob"]
+        today = date.today()
+        if dob >= today:
+            raise ValidationError("Date of birth must be in the past.")
+        if today.year - dob.year > OLDEST_AGE_YEARS:
+            raise ValidationError(f"Date of birth is more than {OLDEST_AGE_YEARS} years ago.")
+        return dob
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        password = cleaned.get("password")
+        if password:
+            # Validate against a throwaway user so the similarity check sees the names.
+            probe = get_user_model()(
+                username=cleaned.get("username", ""),
+                first_name=cleaned.get("first_name", ""),
+                last_name=cleaned.get("last_name", ""),
+                email=cleaned.get("email", ""),
+            )
+            try:
+                validate_password(password, user=probe)
+            except ValidationError as error:
+                self.add_error("password", error)
+        return cleaned
+
+
+class LearnerSearchForm(forms.Form):
+    """Search and filter the learner list."""
+
+    q = forms.CharField(required=False, label="Search", max_length=100)
+    level = forms.ChoiceField(choices=[("", "All levels"), *Level.choices], required=False)

@@ -1,0 +1,31 @@
+"""Reads of learners shared by staff pages."""
+
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+
+from assessments.models import AssessmentAttempt
+from learners.models import Learner
+
+
+def learner_list(*, query: str = "", level: str = "") -> QuerySet[Learner]:
+    """Return registered learners matching a search and level, with their latest attempt."""
+    learners = Learner.objects.filter(status=Learner.Status.ACTIVE)
+    if query:
+        learners = learners.filter(
+            Q(username__icontains=query)
+            | Q(first_name__icontains=query)
+            | Q(last_name__icontains=query)
+            | Q(email__icontains=query)
+            | Q(upstream_user_id=query)
+        )
+    if level:
+        learners = learners.filter(level=level)
+    latest = AssessmentAttempt.objects.filter(learner=OuterRef("pk")).order_by("-offered_at", "-id")
+    return learners.annotate(
+        latest_state=Subquery(latest.values("state")[:1]),
+        latest_risk_level=Subquery(latest.values("result__risk_level")[:1]),
+    ).order_by("last_name", "first_name", "username")
+
+
+def learner_attempts(learner: Learner) -> list[AssessmentAttempt]:
+    """Return a learner's attempts, newest first, with results and focus areas loaded."""
+    return list(learner.attempts.select_related("result").prefetch_related("result__focus_areas"))

@@ -1,0 +1,111 @@
+"""Business rules for learners: registration against the upstream."""
+
+import logging
+from datetime import date
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from learners.models import Learner
+from portal.partner_api import PartnerApiError, PartnerApiRejected, get_client
+from portal.upstream import failure_message
+
+logger = logging.getLogger(__name__)
+
+
+class RegistrationFailed(Exception):
+    """The learner could not be registered; nothing of it was kept locally."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+def learner_register(
+    *,
+    username: str,
+    password: str,
+    dob: date,
+    registered_by: AbstractBaseUser,
+    email: str = "",
+    first_name: str = "",
+    last_name: str = "",
+    level: str = "",
+) -> Learner:
+    """Register a learner locally and upstream; on failure keep nothing and explain why."""
+    learner = _learner_create_pending(
+        username=username,
+        password=password,
+        dob=dob,
+        email=email,
+        first_name=first_name,
+        last_name=last_name,
+        level=level,
+        registered_by=registered_by,
+    )
+    try:
+        created = get_client().create_learner(
+            username=username,
+            password=password,
+            dob=dob,
+            email=email or None,
+            first_name=first_name or None,
+            last_name=last_name or None,
+            level=level or None,
+        )
+    except PartnerApiError as error:
+        _learner_discard(learner)
+        logger.info("Registration of learner %s failed upstream: %s", learner.pk, error)
+        field = (
+            "username" if isinstance(error, PartnerApiRejected) and error.status == 409 else None
+        )
+        raise RegistrationFailed(failure_message(error), field=field) from error
+
+    try:
+        with transaction.atomic():
+            learner.upstream_user_id = created.user_id
+            learner.status = Learner.Status.ACTIVE
+            learner.save(update_fields=["upstream_user_id", "status"])
+            learner.user.is_active = True
+            learner.user.save(update_fields=["is_active"])
+    except IntegrityError as error:
+        # The upstream handed out a user_id we already hold: keep no half-made record.
+        _learner_discard(learner)
+        raise RegistrationFailed(
+            "The assessment service returned a learner id that belongs to another learner. "
+            "Nothing was registered; tell your administrator."
+        ) from error
+    logger.info("Registered learner %s", learner.pk)
+    return learner
+
+
+def _learner_create_pending(*, username: str, password: str, registered_by, **fields) -> Learner:
+    """Save the learner and an inactive sign-in account before anything goes upstream."""
+    User = get_user_model()
+    try:
+        with transaction.atomic():
+            user = User(username=username, is_active=False)
+            user.set_password(password)
+            user.save()
+            return Learner.objects.create(
+                user=user,
+                username=username,
+                registered_by=registered_by,
+                status=Learner.Status.PENDING,
+                **fields,
+            )
+    except IntegrityError as error:
+        # Two staff registering the same username at once: the database decides.
+        raise RegistrationFailed(
+            "That username is already taken. Choose another.", field="username"
+        ) from error
+
+
+def _learner_discard(learner: Learner) -> None:
+    """Remove a learner whose upstream registration did not happen."""
+    with transaction.atomic():
+        user = learner.user
+        learner.delete()
+        user.delete()

@@ -1,0 +1,77 @@
+"""Staff pages about learners: list, register, detail, one attempt's results."""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from assessments.models import AssessmentAttempt
+from learners.forms import LearnerRegistrationForm, LearnerSearchForm
+from learners.models import Learner
+from learners.selectors import learner_attempts, learner_list
+from learners.services import RegistrationFailed, learner_register
+from portal.access import staff_required
+
+PAGE_SIZE = 25
+
+
+@staff_required
+def learner_index(request: HttpRequest) -> HttpResponse:
+    """List learners with search, level filter and pagination."""
+    form = LearnerSearchForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    learners = learner_list(query=filters.get("q", "").strip(), level=filters.get("level", ""))
+    page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
+    query_without_page = request.GET.copy()
+    query_without_page.pop("page", None)
+    return render(
+        request,
+        "learners/list.html",
+        {"form": form, "page": page, "query_string": query_without_page.urlencode()},
+    )
+
+
+@staff_required
+def learner_new(request: HttpRequest) -> HttpResponse:
+    """Register a learner with the upstream."""
+    form = LearnerRegistrationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            learner = learner_register(registered_by=request.user, **form.cleaned_data)
+        except RegistrationFailed as failure:
+            form.add_error(failure.field, failure.message)
+        else:
+            messages.success(request, f"{learner.display_name} is registered and can sign in.")
+            return redirect("learners:detail", pk=learner.pk)
+    return render(request, "learners/new.html", {"form": form})
+
+
+@staff_required
+def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a learner's record, attempt history and latest results."""
+    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    attempts = learner_attempts(learner)
+    latest_result = next(
+        (a.result for a in attempts if a.state == AssessmentAttempt.State.COMPLETED), None
+    )
+    return render(
+        request,
+        "learners/detail.html",
+        {"learner": learner, "attempts": attempts, "latest_result": latest_result},
+    )
+
+
+@staff_required
+def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpResponse:
+    """Show one attempt of a learner and its stored results."""
+    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    attempt = get_object_or_404(
+        AssessmentAttempt.objects.select_related("result"),
+        learner=learner,
+        assessment_id=assessment_id,
+    )
+    return render(
+        request,
+        "learners/attempt.html",
+        {"learner": learner, "attempt": attempt, "result": getattr(attempt, "result", None)},
+    )

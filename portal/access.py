@@ -1,0 +1,59 @@
+"""Roles and access helpers: who may see which page, and lookups scoped to the signed-in user."""
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import Http404, HttpRequest, HttpResponse
+
+STAFF_GROUP = "Partner staff"
+
+View = Callable[..., HttpResponse]
+
+
+def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user works for the partner (staff group member or superuser)."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return user.groups.filter(name=STAFF_GROUP).exists()
+
+
+def learner_for(user: AbstractBaseUser | AnonymousUser):
+    """Return the active Learner linked to the user, or None."""
+    if not user.is_authenticated:
+        return None
+    learner = getattr(user, "learner", None)
+    if learner is None or not learner.is_active:
+        return None
+    return learner
+
+
+def staff_required(view: View) -> View:
+    """Let partner staff in; send anonymous users to sign in; 404 for everyone else."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not is_staff_member(request.user):
+            raise Http404
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def learner_required(view: View) -> View:
+    """Let learners in with `request.learner` set; send anonymous users to sign in; 404 others."""
+
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        learner = learner_for(request.user)
+        if learner is None:
+            raise Http404
+        request.learner = learner
+        return view(request, *args, **kwargs)
+
+    return wrapper

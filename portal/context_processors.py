@@ -1,0 +1,13 @@
+"""Template context shared by every page."""
+
+from django.http import HttpRequest
+
+from portal.access import is_staff_member, learner_for
+
+
+def roles(request: HttpRequest) -> dict:
+    """Tell templates whether the visitor is partner staff or a learner."""
+    user = getattr(request, "user", None)
+    if user is None:
+        return {"is_partner_staff": False, "current_learner": None}
+    return {"is_partner_staff": is_staff_member(user), "current_learner": learner_for(user)}

@@ -1,0 +1,20 @@
+"""Root URLconf: the stable page paths of DESIGN.md section 7."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from portal import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("learners/", include("learners.urls")),
+    path("me/", include("assessments.urls")),
+    path("admin/", admin.site.urls),
+]

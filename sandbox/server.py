@@ -1,0 +1,634 @@
+"""A strict stand-in for the Learner Assessment Partner API, served over real HTTP.
+
+It implements the spec with the assumptions of DESIGN.md section 4 and keeps its own state in
+memory. It never imports the portal's apps: it is an independent implementation of the spec.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import random
+import re
+import secrets
+import socketserver
+import sys
+import threading
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from sandbox.bank import (
+    ASSESSMENT_VERSION,
+    ASSESSMENT_VERSION_DECIMAL,
+    CREATED,
+    DEFAULT_LEVEL,
+    LEVELS,
+    UPDATED,
+    BankQuestion,
+    questions_for_level,
+)
+from sandbox.scoring import score_submission
+
+DEMO_API_KEY = "sandbox-demo-key"
+API_PREFIX = "/plapi/v1/partners"
+
+STATUS_AVAILABLE = "AVAILABLE"
+STATUS_NONE_AVAILABLE = "NO_ASSESSMENT_AVAILABLE"
+STATUS_SUBMITTED = "SUBMITTED"
+
+ENDPOINTS = (
+    "create-learner",
+    "next-assessment",
+    "view-assessment",
+    "submit-assessment",
+    "results",
+)
+
+MAX_BODY_BYTES = 1_000_000
+FIRST_ASSESSMENT_ID = 1001
+
+# (endpoint name, method, path pattern below API_PREFIX); the id is checked later so that a
+# non-numeric id reads as "assessment not found" rather than an unknown path.
+_ROUTES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("create-learner", "POST", re.compile(r"/users/create-learner")),
+    ("next-assessment", "GET", re.compile(r"/assessments/next-assessment")),
+    (
+        "view-assessment",
+        "GET",
+        re.compile(r"/assessments/view-assessment/(?P<assessment_id>[^/]+)"),
+    ),
+    ("submit-assessment", "POST", re.compile(r"/assessments/submit-assessment")),
+    ("results", "GET", re.compile(r"/assessments/results/(?P<assessment_id>[^/]+)")),
+)
+
+_ALLOWED_METHODS = {endpoint: method for endpoint, method, _ in _ROUTES}
+_BODY_KEY = "sandbox.body"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_REASONS = {
+    200: "OK",
+    201: "Created",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+class ApiError(Exception):
+    """A refusal: an HTTP status with the message for the `{"error": ...}` body."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class SandboxLearner:
+    """A learner registered with the sandbox (the password is never kept)."""
+
+    user_id: str
+    username: str
+    dob: date
+    level: str
+    email: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+    assessment_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Offer:
+    """An assessment offered to one learner, and its answers and results once submitted."""
+
+    assessment_id: int
+    user_id: str
+    level: str
+    preassess: bool
+    answers: dict[str, str] | None = None
+    results: dict[str, Any] | None = None
+
+    @property
+    def submitted(self) -> bool:
+        """Return whether the assessment has been submitted."""
+        return self.answers is not None
+
+
+@dataclass
+class Failure:
+    """A failure injected for an endpoint by a test or a demo."""
+
+    status: int
+    times: int
+    after_processing: bool
+
+
+class SandboxState:
+    """The sandbox's in-memory world; every read and write happens under `lock`."""
+
+    def __init__(self, assessments_per_learner: int = 3) -> None:
+        self.assessments_per_learner = assessments_per_learner
+        self.lock = threading.RLock()
+        self.learners: dict[str, SandboxLearner] = {}
+        self.offers: dict[int, Offer] = {}
+        self.sessions: dict[int, tuple[str, int]] = {}  # session -> (user_id, assessment_id)
+        self.requests: list[tuple[str, str, int]] = []  # (method, endpoint name, status)
+        self.failures: dict[str, Failure] = {}
+        self._next_assessment_id = FIRST_ASSESSMENT_ID
+        self._next_request_number = 1
+
+    def count(self, method: str | None = None, endpoint: str | None = None) -> int:
+        """Return how many requests were received, optionally of one method and endpoint."""
+        with self.lock:
+            return sum(
+                1
+                for logged_method, logged_endpoint, _ in self.requests
+                if (method is None or logged_method == method.upper())
+                and (endpoint is None or logged_endpoint == endpoint)
+            )
+
+    def inject_failure(
+        self, endpoint: str, *, status: int = 503, times: int = 1, after_processing: bool = False
+    ) -> None:
+        """Make the next `times` calls to an endpoint fail with `status`."""
+        # after_processing does the work first, like a reply lost after the upstream acted.
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"Unknown endpoint {endpoint!r}")
+        with self.lock:
+            self.failures[endpoint] = Failure(status, times, after_processing)
+
+    def expire_sessions(self, user_id: str | None = None) -> None:
+        """Forget the issued sessions (of one learner, or of everyone)."""
+        with self.lock:
+            for session, (owner, _) in list(self.sessions.items()):
+                if user_id is None or owner == user_id:
+                    del self.sessions[session]
+
+    def next_request_id(self) -> str:
+        """Return a fresh request id for the X-Request-Id header."""
+        with self.lock:
+            number = self._next_request_number
+            self._next_request_number += 1
+        return f"sbx-{number:06d}"
+
+    def take_failure(self, endpoint: str) -> Failure | None:
+        """Consume one injected failure for an endpoint, if any is pending."""
+        with self.lock:
+            failure = self.failures.get(endpoint)
+            if failure is None:
+                return None
+            failure.times -= 1
+            if failure.times <= 0:
+                del self.failures[endpoint]
+            return failure
+
+    def record(self, method: str, endpoint: str, status: int) -> None:
+        """Log a handled request."""
+        with self.lock:
+            self.requests.append((method, endpoint, status))
+
+    def new_assessment_id(self) -> int:
+        """Return the next assessment id (unique across learners)."""
+        with self.lock:
+            assessment_id = self._next_assessment_id
+            self._next_assessment_id += 1
+            return assessment_id
+
+    def new_session(self, user_id: str, assessment_id: int) -> int:
+        """Issue a new all-digits session for a learner's assessment."""
+        with self.lock:
+            while True:
+                # Twelve digits, no leading zero, so the string and integer forms round-trip.
+                session = 10**11 + secrets.randbelow(9 * 10**11)
+                if session not in self.sessions:
+                    self.sessions[session] = (user_id, assessment_id)
+                    return session
+
+
+class SandboxApp:
+    """The WSGI application: routing, authentication and the five endpoints."""
+
+    def __init__(self, state: SandboxState, api_key: str = DEMO_API_KEY) -> None:
+        self.state = state
+        self.api_key = api_key
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        """Handle one request and return its JSON body."""
+        method = environ.get("REQUEST_METHOD", "GET").upper()
+        request_id = self.state.next_request_id()
+        endpoint, handler, params, refusal = _resolve(method, environ.get("PATH_INFO", ""))
+        try:
+            status, body = self._dispatch(endpoint, handler, params, refusal, environ)
+        except ApiError as error:
+            status, body = error.status, {"error": error.message}
+        except Exception:
+            # A stand-in must still answer JSON when it has a bug; the traceback helps fix it.
+            traceback.print_exc()
+            status, body = 500, {"error": "Internal error"}
+        self.state.record(method, endpoint, status)
+        payload = json.dumps(body).encode()
+        headers = [
+            ("Content-Type", "application/json"),
+            ("Content-Length", str(len(payload))),
+            ("X-Request-Id", request_id),
+        ]
+        if status == 405:
+            headers.append(("Allow", _ALLOWED_METHODS[endpoint]))
+        start_response(f"{status} {_REASONS.get(status, 'Error')}", headers)
+        return [payload]
+
+    def _dispatch(
+        self,
+        endpoint: str,
+        handler: str | None,
+        params: dict[str, str],
+        refusal: ApiError | None,
+        environ: dict[str, Any],
+    ) -> tuple[int, Any]:
+        """Check the API key, refuse bad routes, apply any injected failure, run the handler."""
+        # The key is checked before anything else, as a gateway in front of an API would.
+        given_key = environ.get("HTTP_APIKEY", "")
+        if not hmac.compare_digest(given_key.encode(), self.api_key.encode()):
+            raise ApiError(401, "Missing or invalid apikey")
+        if refusal is not None or handler is None:
+            raise refusal or ApiError(404, "Not found")
+        failure = self.state.take_failure(endpoint)
+        if failure and not failure.after_processing:
+            raise ApiError(failure.status, "Injected failure")
+        # Read the body before taking the lock, so a slow client cannot hold up the others.
+        if environ.get("REQUEST_METHOD") == "POST":
+            environ[_BODY_KEY] = _read_body(environ)
+        with self.state.lock:
+            result = getattr(self, handler)(environ, **params)
+        if failure:
+            raise ApiError(failure.status, "Injected failure")
+        return result
+
+    # Endpoints. Each runs under the state lock, so check-then-act sequences are atomic.
+
+    def _create_learner(self, environ: dict[str, Any]) -> tuple[int, Any]:
+        """Register a learner (4.1)."""
+        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        level = query.get("level", [DEFAULT_LEVEL])[-1]
+        if level not in LEVELS:
+            raise ApiError(400, f"Unknown level {level!r}")
+        body = _json_object(environ)
+        username = _required_text(body, "username")
+        if len(username) > 150:
+            raise ApiError(400, "username must be at most 150 characters")
+        password = _required_text(body, "password")
+        dob = _parse_dob(_required_text(body, "dob"))
+        if len(password) < 8:
+            raise ApiError(400, "password must be at least 8 characters")
+        email = _optional_text(body, "email")
+        if email is not None and not _EMAIL.fullmatch(email):
+            raise ApiError(400, "email must look like an e-mail address")
+        first_name = _optional_text(body, "first_name")
+        last_name = _optional_text(body, "last_name")
+        taken = {learner.username.casefold() for learner in self.state.learners.values()}
+        if username.casefold() in taken:
+            raise ApiError(409, "username is already taken")
+        user_id = str(uuid.uuid4())
+        self.state.learners[user_id] = SandboxLearner(
+            user_id, username, dob, level, email, first_name, last_name
+        )
+        return 201, {"user_id": user_id, "message": "Learner created"}
+
+    def _next_assessment(self, environ: dict[str, Any]) -> tuple[int, Any]:
+        """Offer the learner's current assessment, a new one, or none (4.2)."""
+        learner = self._learner(environ)
+        target_group = LEVELS[learner.level].target_group
+        offers = [self.state.offers[assessment_id] for assessment_id in learner.assessment_ids]
+        current = next((offer for offer in offers if not offer.submitted), None)
+        if current is None and len(offers) < self.state.assessments_per_learner:
+            current = Offer(
+                assessment_id=self.state.new_assessment_id(),
+                user_id=learner.user_id,
+                level=learner.level,
+                preassess=not offers,  # the first of a learner's sequence is the pre-assessment
+            )
+            self.state.offers[current.assessment_id] = current
+            learner.assessment_ids.append(current.assessment_id)
+        if current is None:
+            return 200, {
+                "status": STATUS_NONE_AVAILABLE,
+                "assessment_id": None,
+                "target_group": target_group,
+                "assessment_version": None,
+            }
+        return 200, {
+            "status": STATUS_AVAILABLE,
+            "assessment_id": current.assessment_id,
+            "target_group": target_group,
+            "assessment_version": ASSESSMENT_VERSION,
+        }
+
+    def _view_assessment(self, environ: dict[str, Any], assessment_id: str) -> tuple[int, Any]:
+        """Return an assessment's questions with a fresh session (4.3)."""
+        learner = self._learner(environ)
+        offer = self._offer(learner, assessment_id)
+        session = self.state.new_session(learner.user_id, offer.assessment_id)
+        questions = [_question_json(question) for question in questions_for_level(offer.level)]
+        # The spec makes clients order by DisplayOrder; a stable shuffle keeps them honest.
+        shuffler = random.Random(offer.assessment_id)
+        shuffler.shuffle(questions)
+        for question in questions:
+            shuffler.shuffle(question["answers"])
+        return 200, {
+            "questions": questions,
+            "assessment_session": str(session),
+            "assessment_info": {
+                "Title": LEVELS[offer.level].title,
+                "Level": offer.level,
+                "Preassess": offer.preassess,
+                "Version": float(ASSESSMENT_VERSION_DECIMAL),
+                "id": offer.assessment_id,
+            },
+        }
+
+    def _submit_assessment(self, environ: dict[str, Any]) -> tuple[int, Any]:
+        """Accept a complete, valid set of responses for a session (4.4)."""
+        learner = self._learner(environ)
+        body = _json_object(environ)
+        session = _parse_session(body.get("session"))
+        owner, assessment_id = self.state.sessions.get(session, (None, None))
+        if owner != learner.user_id or assessment_id is None:
+            raise ApiError(400, "Unknown or expired session")
+        offer = self.state.offers[assessment_id]
+        if offer.submitted:
+            raise ApiError(409, "Assessment already submitted")
+        chosen = _validate_responses(body.get("responses"), questions_for_level(offer.level))
+        offer.answers = chosen
+        offer.results = score_submission(chosen)
+        return 200, {
+            "status": STATUS_SUBMITTED,
+            "message": "Assessment submitted",
+            "assessment_id": offer.assessment_id,
+        }
+
+    def _results(self, environ: dict[str, Any], assessment_id: str) -> tuple[int, Any]:
+        """Return the scored results of a submitted assessment (4.5)."""
+        learner = self._learner(environ)
+        offer = self._offer(learner, assessment_id)
+        if offer.results is None:
+            raise ApiError(404, "No results for this assessment yet")
+        return 200, offer.results
+
+    def _learner(self, environ: dict[str, Any]) -> SandboxLearner:
+        """Return the learner named by the learnerid header, or refuse with 404."""
+        learner_id = environ.get("HTTP_LEARNERID", "")
+        if not learner_id:
+            raise ApiError(404, "Missing learnerid")
+        learner = self.state.learners.get(learner_id)
+        if learner is None:
+            raise ApiError(404, "Unknown learner")
+        return learner
+
+    def _offer(self, learner: SandboxLearner, assessment_id: str) -> Offer:
+        """Return one of the learner's offered assessments, or refuse with 404."""
+        if not assessment_id.isdigit() or int(assessment_id) not in learner.assessment_ids:
+            raise ApiError(404, "Assessment not found")
+        return self.state.offers[int(assessment_id)]
+
+
+def _resolve(method: str, path: str) -> tuple[str, str | None, dict[str, str], ApiError | None]:
+    """Return the endpoint name, handler method name, path parameters and any routing refusal."""
+    if path.startswith(API_PREFIX):
+        for endpoint, allowed, pattern in _ROUTES:
+            match = pattern.fullmatch(path[len(API_PREFIX) :])
+            if match is None:
+                continue
+            if method != allowed:
+                return endpoint, None, {}, ApiError(405, "Method not allowed")
+            return endpoint, "_" + endpoint.replace("-", "_"), match.groupdict(), None
+    return "unknown", None, {}, ApiError(404, "Not found")
+
+
+def _question_json(question: BankQuestion) -> dict[str, Any]:
+    """Return a bank question in the spec's Question shape."""
+    return {
+        "id": question.id,
+        "Question": question.text,
+        "Group": question.group,
+        "Created": CREATED,
+        "DisplayOrder": question.display_order,
+        "UpdatedDateTime": UPDATED,
+        "answers": [
+            {
+                "id": answer.id,
+                "Question": question.text,
+                "QuestionId": question.id,
+                "DisplayOrder": position,
+                "AnswerCopy": answer.text,
+                "Icon": answer.icon,
+            }
+            for position, answer in enumerate(question.answers, 1)
+        ],
+    }
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    """Read the raw request body, refusing a bad or oversized Content-Length."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise ApiError(400, "Invalid Content-Length") from None
+    if length > MAX_BODY_BYTES:
+        raise ApiError(413, "Request body too large")
+    return environ["wsgi.input"].read(length) if length > 0 else b""
+
+
+def _json_object(environ: dict[str, Any]) -> dict[str, Any]:
+    """Parse the request body (read before the lock) as a JSON object, or refuse with 400."""
+    try:
+        body = json.loads(environ.get(_BODY_KEY, b""))
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "Request body must be valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "Request body must be a JSON object")
+    return body
+
+
+def _required_text(body: dict[str, Any], name: str) -> str:
+    """Return a required non-blank string field, or refuse with 400."""
+    value = body.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ApiError(400, f"{name} is required")
+    return value
+
+
+def _optional_text(body: dict[str, Any], name: str) -> str | None:
+    """Return an optional string field (absent or null gives None), or refuse with 400."""
+    value = body.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ApiError(400, f"{name} must be a string")
+    return value
+
+
+def _parse_dob(value: str) -> date:
+    """Return the date of birth from an ISO YYYY-MM-DD string in the past, or refuse with 400."""
+    # date.fromisoformat alone would also take forms like 20100131, which we do not assume.
+    if not _ISO_DATE.fullmatch(value):
+        raise ApiError(400, "dob must be a date in the form YYYY-MM-DD")
+    try:
+        dob = date.fromisoformat(value)
+    except ValueError:
+        raise ApiError(400, "dob must be a valid date in the form YYYY-MM-DD") from None
+    if dob >= date.today():
+        raise ApiError(400, "dob must be in the past")
+    return dob
+
+
+def _parse_session(value: Any) -> int | None:
+    """Return the session as an integer (a JSON integer or a string of digits), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def _validate_responses(responses: Any, questions: tuple[BankQuestion, ...]) -> dict[str, str]:
+    """Return question id -> answer id for exactly one valid answer per question, or refuse."""
+    if not isinstance(responses, list):
+        raise ApiError(400, "responses must be an array")
+    if len(responses) != len(questions):
+        raise ApiError(400, f"Expected {len(questions)} responses, got {len(responses)}")
+    by_id = {question.id: question for question in questions}
+    chosen: dict[str, str] = {}
+    for item in responses:
+        if not isinstance(item, dict):
+            raise ApiError(400, "Each response must be an object with question_id and answer_id")
+        question_id, answer_id = item.get("question_id"), item.get("answer_id")
+        if not isinstance(question_id, str) or not isinstance(answer_id, str):
+            raise ApiError(400, "Each response must have string question_id and answer_id")
+        question = by_id.get(question_id)
+        if question is None:
+            raise ApiError(400, f"Unknown question {question_id!r}")
+        if question_id in chosen:
+            raise ApiError(400, f"Question {question_id!r} is answered more than once")
+        if answer_id not in {answer.id for answer in question.answers}:
+            raise ApiError(
+                400, f"Answer {answer_id!r} is not an answer to question {question_id!r}"
+            )
+        chosen[question_id] = answer_id
+    # Equal counts, known ids and no repeats mean no question is missing.
+    return chosen
+
+
+class SandboxRequestHandler(WSGIRequestHandler):
+    """A request handler that prints one access line (method, path, status) or nothing."""
+
+    quiet = False
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Print the method, the path without its query string and the status."""
+        if not self.quiet:
+            path = self.path.split("?", 1)[0]
+            sys.stderr.write(f"{self.command} {path} {code}\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Print server messages unless quiet (never headers, so never the key)."""
+        if not self.quiet:
+            sys.stderr.write(f"sandbox: {format % args}\n")
+
+
+class _QuietRequestHandler(SandboxRequestHandler):
+    quiet = True
+
+
+class SandboxServer(socketserver.ThreadingMixIn, WSGIServer):
+    """A WSGI server with one daemon thread per request, so concurrent calls work."""
+
+    daemon_threads = True
+    block_on_close = False
+
+
+def make_sandbox_server(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    api_key: str = DEMO_API_KEY,
+    state: SandboxState | None = None,
+    quiet: bool = False,
+) -> SandboxServer:
+    """Create (bind but do not start) a sandbox server; port 0 picks a free port."""
+    app = SandboxApp(state or SandboxState(), api_key)
+    handler = _QuietRequestHandler if quiet else SandboxRequestHandler
+    return make_server(host, port, app, server_class=SandboxServer, handler_class=handler)
+
+
+def base_url_of(server: SandboxServer) -> str:
+    """Return the base URL of a bound server, API prefix included."""
+    host, port = server.server_address[:2]
+    return f"http://{host}:{port}{API_PREFIX}"
+
+
+@dataclass
+class RunningSandbox:
+    """A sandbox serving in a background thread; stop it, or use it as a context manager."""
+
+    server: SandboxServer
+    thread: threading.Thread
+    state: SandboxState
+
+    @property
+    def host(self) -> str:
+        """Return the host the server is bound to."""
+        return str(self.server.server_address[0])
+
+    @property
+    def port(self) -> int:
+        """Return the port the server is bound to."""
+        return int(self.server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """Return the base URL, including the /plapi/v1/partners prefix."""
+        return base_url_of(self.server)
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def __enter__(self) -> RunningSandbox:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def start_sandbox(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_key: str = DEMO_API_KEY,
+    assessments_per_learner: int = 3,
+    *,
+    quiet: bool = True,
+) -> RunningSandbox:
+    """Start a sandbox in a daemon thread and return it once it accepts connections."""
+    state = SandboxState(assessments_per_learner=assessments_per_learner)
+    server = make_sandbox_server(host, port, api_key=api_key, state=state, quiet=quiet)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    # The socket is already listening after bind, so requests queue until the loop runs.
+    return RunningSandbox(server, thread, state)
