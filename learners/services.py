@@ -62,6 +62,9 @@ def learner_register(
             "username" if isinstance(error, PartnerApiRejected) and error.status == 409 else None
         )
         raise RegistrationFailed(failure_message(error), field=field) from error
+    except BaseException:
+        _learner_discard(learner)  # a bug or an interrupted request must not leave a stub
+        raise
 
     try:
         with transaction.atomic():

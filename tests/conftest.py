@@ -12,6 +12,12 @@ from sandbox.server import DEMO_API_KEY, start_sandbox
 PASSWORD = "correct-horse-battery"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Hash test passwords cheaply: the real hasher is deliberately slow."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def staff(db) -> User:
     """A member of the partner's staff."""

@@ -1,0 +1,152 @@
+"""Staff register learners: field errors, upstream refusals, nothing half-created."""
+
+from datetime import date, timedelta
+
+import pytest
+import requests
+import responses
+from django.contrib.auth.models import User
+
+from learners.models import Learner
+
+VALID = {
+    "username": "nina.new",
+    "password": "Quiet-Library-Hours-7",
+    "dob": "2009-03-27",
+    "email": "nina@example.org",
+    "first_name": "Nina",
+    "last_name": "New",
+    "level": "LOA_PARTNER_LEVEL2",
+}
+CREATE_URL = "http://127.0.0.1:8001/plapi/v1/partners/users/create-learner"
+
+
+def register(client, **changes):
+    return client.post("/learners/new/", {**VALID, **changes})
+
+
+def test_the_form_shows_every_spec_field_with_a_label(staff_client):
+    html = staff_client.get("/learners/new/").content.decode()
+    for name in ["username", "password", "dob", "email", "first_name", "last_name", "level"]:
+        assert f'name="{name}"' in html
+        assert f'<label for="id_{name}">' in html
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"dob": (date.today() + timedelta(days=1)).isoformat()}, "dob", "must be in the past"),
+        ({"dob": "27/03/2009"}, "dob", "real date"),
+        ({"dob": "1800-01-01"}, "dob", "more than 120 years"),
+        ({"password": "short7"}, "password", "too short"),
+        ({"password": "12345678901"}, "password", "entirely numeric"),
+        ({"username": ""}, "username", "This field is required"),
+        ({"username": "no spaces please"}, "username", "Enter a valid username"),
+        ({"email": "not-an-email"}, "email", "valid email"),
+        ({"level": "LOA_PARTNER_LEVEL9"}, "level", "Select a valid choice"),
+    ],
+)
+def test_it_rejects_bad_input_with_a_field_error_and_sends_nothing(
+    staff_client, changes, field, message
+):
+    with responses.RequestsMock() as upstream:  # any upstream call would fail the test
+        response = register(staff_client, **changes)
+        assert len(upstream.calls) == 0
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert any(message in error for error in form.errors[field])
+    html = response.content.decode()
+    assert "There is a problem" in html
+    assert f'href="#id_{field}"' in html
+    assert not Learner.objects.exists()
+
+
+def test_it_keeps_what_was_typed_except_the_password(staff_client):
+    response = register(staff_client, dob="2999-01-01")
+    html = response.content.decode()
+    assert 'value="nina.new"' in html and 'value="nina@example.org"' in html
+    assert VALID["password"] not in html
+
+
+def test_it_refuses_a_username_already_registered_here(staff_client, learner):
+    with responses.RequestsMock():
+        response = register(staff_client, username=learner.username.upper())
+    assert "already taken" in response.context["form"].errors["username"][0]
+
+
+def test_it_registers_the_learner_upstream_and_locally(staff_client, staff, upstream):
+    response = register(staff_client)
+    learner = Learner.objects.get(username="nina.new")
+    assert response.url == f"/learners/{learner.pk}/"
+    assert learner.upstream_user_id and learner.status == Learner.Status.ACTIVE
+    assert learner.registered_by == staff
+    assert learner.dob == date(2009, 3, 27) and learner.level == "LOA_PARTNER_LEVEL2"
+    # The password is Django-hashed locally and never kept in plain text.
+    assert learner.user.is_active and learner.user.check_password(VALID["password"])
+    assert VALID["password"] not in learner.user.password
+    page = staff_client.get(response.url).content.decode()
+    assert "Nina New is registered and can sign in." in page
+
+
+def test_it_shows_the_upstreams_message_when_the_username_is_taken_there(staff_client, upstream):
+    requests.post(
+        f"{upstream.base_url}/users/create-learner",
+        json={"username": "nina.new", "password": "Another-Pass-99", "dob": "2010-01-01"},
+        headers={"apikey": "sandbox-demo-key"},
+        timeout=5,
+    )
+    response = register(staff_client)
+    errors = response.context["form"].errors["username"]
+    assert "refused" in errors[0] and "taken" in errors[0].lower()
+    assert not Learner.objects.exists()
+    assert not User.objects.filter(username="nina.new").exists()
+
+
+@responses.activate
+@pytest.mark.parametrize(
+    ("upstream_reply", "shown"),
+    [
+        ({"body": requests.exceptions.ConnectionError("refused")}, "could not be reached"),
+        ({"body": requests.exceptions.ReadTimeout("slow")}, "did not answer in time"),
+        ({"status": 500, "json": {"error": "boom"}}, "internal error"),
+        ({"status": 200, "body": "<html>not json</html>"}, "could not read"),
+        ({"status": 200, "json": {"message": "created"}}, "could not read"),
+        ({"status": 400, "json": {"detail": "dob is odd"}}, "dob is odd"),
+    ],
+)
+def test_an_upstream_failure_leaves_nothing_half_created(staff_client, upstream_reply, shown):
+    responses.add(responses.POST, CREATE_URL, **upstream_reply)
+    response = register(staff_client)
+    assert response.status_code == 200
+    assert shown in response.content.decode()
+    assert not Learner.objects.exists()
+    assert not User.objects.filter(username="nina.new").exists()
+
+
+def test_the_learner_list_searches_and_paginates(staff_client, learner, other_learner):
+    html = staff_client.get("/learners/?q=olive").content.decode()
+    assert "olive.other" in html and "lee.learner" not in html
+    html = staff_client.get("/learners/").content.decode()
+    assert "2 learners" in html
+
+
+def test_the_learner_list_filters_by_level(staff_client, learner, other_learner):
+    other_learner.level = "LOA_PARTNER_LEVEL3"
+    other_learner.save()
+    html = staff_client.get("/learners/?level=LOA_PARTNER_LEVEL3").content.decode()
+    assert "olive.other" in html and "lee.learner" not in html
+
+
+def test_the_learner_list_pages_by_25(staff_client, db):
+    from tests.conftest import make_learner
+
+    for number in range(30):
+        make_learner(f"pupil{number:02d}.x", f"u-{number}")
+    first = staff_client.get("/learners/").content.decode()
+    second = staff_client.get("/learners/?page=2").content.decode()
+    assert "30 learners" in first and "Page 1 of 2" in first
+    assert first.count("/learners/") > 25 and "Page 2 of 2" in second
+
+
+def test_an_empty_list_invites_the_first_registration(staff_client):
+    assert "Register the first one" in staff_client.get("/learners/").content.decode()
