@@ -18,7 +18,8 @@ def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
     """Split the stored questions into one page per Group, in order of first appearance."""
     groups: dict[str, list[dict]] = {}
     for position, question in enumerate(attempt.questions, start=1):
-        groups.setdefault(question["group"], []).append({**question, "position": position})
+        group = question["group"].strip() or "Questions"  # a page always has a heading
+        groups.setdefault(group, []).append({**question, "position": position})
     return [
         QuestionPage(number=number, group=group, questions=questions)
         for number, (group, questions) in enumerate(groups.items(), start=1)

@@ -82,7 +82,9 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     page = pages[number - 1]
     answers = saved_answers(attempt)
     initial = {field_name(q): answers[q["id"]] for q in page.questions if q["id"] in answers}
-    form = QuestionPageForm(request.POST or None, page=page, initial=initial)
+    # An empty POST is still a POST (an autosave with nothing chosen yet): bind it.
+    data = request.POST if request.method == "POST" else None
+    form = QuestionPageForm(data, page=page, initial=initial)
 
     if request.method == "POST":
         form.is_valid()  # unanswered questions are allowed here; bad choices are errors

@@ -9,11 +9,12 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from learners.models import Level
+from portal.forms import ClearRequiredMessages
 
 OLDEST_AGE_YEARS = 120
 
 
-class LearnerRegistrationForm(forms.Form):
+class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
     """Register a learner; field names are the spec's."""
 
     username = forms.CharField(

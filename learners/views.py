@@ -34,7 +34,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
 @staff_required
 def learner_new(request: HttpRequest) -> HttpResponse:
     """Register a learner with the upstream."""
-    form = LearnerRegistrationForm(request.POST or None)
+    form = LearnerRegistrationForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             learner = learner_register(registered_by=request.user, **form.cleaned_data)

@@ -5,12 +5,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from portal import views
+from portal.forms import SignInForm
 
 urlpatterns = [
     path("", views.home, name="home"),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(redirect_authenticated_user=True),
+        auth_views.LoginView.as_view(
+            authentication_form=SignInForm, redirect_authenticated_user=True
+        ),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

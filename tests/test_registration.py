@@ -40,7 +40,7 @@ def test_the_form_shows_every_spec_field_with_a_label(staff_client):
         ({"dob": "1800-01-01"}, "dob", "more than 120 years"),
         ({"password": "short7"}, "password", "too short"),
         ({"password": "12345678901"}, "password", "entirely numeric"),
-        ({"username": ""}, "username", "This field is required"),
+        ({"username": ""}, "username", "Enter the username."),
         ({"username": "no spaces please"}, "username", "Enter a valid username"),
         ({"email": "not-an-email"}, "email", "valid email"),
         ({"level": "LOA_PARTNER_LEVEL9"}, "level", "Select a valid choice"),

@@ -69,7 +69,7 @@ def test_it_keeps_the_answers_given_when_a_page_is_incomplete(client, attempt):
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert "There is a problem" in html and "Your other answers on this page are saved" in html
+    assert "There is a problem" in html and "The answers you chose on this page are saved" in html
     assert f'href="#id_q{second["position"]}_1"' in html
     saved = dict(attempt.answers.values_list("question_id", "answer_id"))
     assert saved == {first["id"]: first["answers"][2]["id"]}

@@ -1,0 +1,517 @@
+"""Who may see which page: every URL of the portal, for every role (DESIGN.md section 7)."""
+
+import re
+from dataclasses import dataclass, fields
+from decimal import Decimal
+
+import pytest
+import responses
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import URLResolver, get_resolver, reverse
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from learners.models import Learner
+from tests.conftest import make_learner
+
+State = AssessmentAttempt.State
+
+LOGIN_URL = "/accounts/login/"
+
+# What a request may get back. A redirect is written "-> <location>".
+OK = "200"
+NOT_FOUND = "404"
+NOT_ALLOWED = "405"
+SIGN_IN = "sign in"  # 302 to the login page with ?next= the requested path
+TO_LOGIN = f"-> {LOGIN_URL}"
+TO_HOME = "-> /"
+TO_ME = "-> /me/"
+TO_LEARNERS = "-> /learners/"
+# The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
+# after redirects that never leave the requester's own /me/ pages.
+MINE = "mine"
+
+
+@dataclass(frozen=True)
+class Row:
+    """What each kind of visitor gets from one URL and method.
+
+    `learner` is the learner whose objects fill the path; `other_learner` is a different
+    learner using that same path. For a URL without objects both are simply a learner.
+    """
+
+    anonymous: str
+    learner: str
+    other_learner: str
+    staff: str
+    superuser: str
+
+
+COLUMNS = [field.name for field in fields(Row)]
+
+STAFF_PAGE = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, OK, OK)
+LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, NOT_FOUND, NOT_FOUND)
+# require_POST sits inside learner_required: a learner's GET is refused before any lookup,
+# so it reveals nothing about whose attempt the id is.
+POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, NOT_FOUND, NOT_FOUND)
+
+# Every URL name of the portal (the admin apart) with what GET and POST must answer.
+# A new URL pattern must be added here, or test_the_matrix_knows_every_url_of_the_portal fails.
+EXPECTED: dict[str, dict[str, Row]] = {
+    "home": {
+        "GET": Row(TO_LOGIN, TO_ME, TO_ME, TO_LEARNERS, TO_LEARNERS),
+        "POST": Row(TO_LOGIN, TO_ME, TO_ME, TO_LEARNERS, TO_LEARNERS),
+    },
+    "login": {
+        "GET": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
+        "POST": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
+    },
+    "logout": {
+        "GET": Row(NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED),
+        "POST": Row(TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN),
+    },
+    "learners:list": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:new": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:detail": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:attempt": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "assessments:my_assessments": {
+        "GET": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
+        "POST": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
+    },
+    "assessments:start": {
+        "GET": POST_ONLY_BY_GET,
+        "POST": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
+    },
+    "assessments:take": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    "assessments:page": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    "assessments:check": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    "assessments:submit": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
+    "assessments:results": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
+    "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
+}
+
+
+def portal_urls() -> list[tuple[str, list[str]]]:
+    """Return each URL pattern's name and path parameters, walking the whole URLconf."""
+    found: list[tuple[str, list[str]]] = []
+
+    def walk(patterns, namespace: str, params: list[str]) -> None:
+        for entry in patterns:
+            names = params + list(entry.pattern.regex.groupindex)
+            if isinstance(entry, URLResolver):
+                if str(entry.pattern) == "admin/":
+                    continue  # Django's own pages, checked by the admin tests below
+                inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+                walk(entry.url_patterns, inner, names)
+            elif entry.name:
+                found.append((f"{namespace}{entry.name}", names))
+            else:
+                found.append((f"<unnamed {namespace}{entry.pattern}>", names))
+
+    walk(get_resolver().url_patterns, "", [])
+    return found
+
+
+def answer_copy(assessment_id: int, question: int, choice: int) -> str:
+    return f"Answer {choice} to question {question} of attempt {assessment_id}"
+
+
+def stored_content(assessment_id: int) -> dict:
+    """Return questions shaped as `_attempt_store_content` keeps them: two groups, two pages."""
+    groups = {1: "SLEEP & TIREDNESS", 2: "SLEEP & TIREDNESS", 3: "EXAM ANXIETY"}
+    return {
+        "questions": [
+            {
+                "id": f"q-{number}",
+                "text": f"Question {number} of attempt {assessment_id}",
+                "group": group,
+                "display_order": number,
+                "answers": [
+                    {
+                        "id": f"a-{number}-{choice}",
+                        "copy": answer_copy(assessment_id, number, choice),
+                        "icon": "",
+                        "display_order": choice,
+                    }
+                    for choice in (1, 2)
+                ],
+            }
+            for number, group in groups.items()
+        ]
+    }
+
+
+def trait_title(assessment_id: int) -> str:
+    return f"The night owl of attempt {assessment_id}"
+
+
+def make_attempt(learner: Learner, assessment_id: int, *, completed: bool) -> AssessmentAttempt:
+    """Store an attempt as the services leave it: in progress (one answer) or with results."""
+    now = timezone.now()
+    attempt = AssessmentAttempt.objects.create(
+        learner=learner,
+        assessment_id=assessment_id,
+        assessment_version=1,
+        target_group="Year 10",
+        offer_status="Assessment available",
+        title=f"Learning habits check {assessment_id}",
+        level="LOA_PARTNER_LEVEL2",
+        version=Decimal("1.1"),
+        content=stored_content(assessment_id),
+        session=f"session-{assessment_id}",
+        state=State.COMPLETED if completed else State.IN_PROGRESS,
+        started_at=now,
+        last_saved_at=now,
+        submitted_at=now if completed else None,
+        completed_at=now if completed else None,
+    )
+    for number in (1, 2, 3) if completed else (1,):
+        AttemptAnswer.objects.create(
+            attempt=attempt, question_id=f"q-{number}", answer_id=f"a-{number}-2"
+        )
+    if completed:
+        result = AssessmentResult.objects.create(
+            attempt=attempt,
+            loa_score=Decimal("72.35"),
+            risk_level="Moderate",
+            trait_title=trait_title(assessment_id),
+            trait_copy="You do your best thinking late.",
+            trait_signs_raw="<ul><li>Tired in the morning</li></ul>",
+            trait_signs_html="<ul><li>Tired in the morning</li></ul>",
+            trait_tips_raw="<p>Keep a regular bedtime</p><script>x()</script>",
+            trait_tips_html="<p>Keep a regular bedtime</p>",
+            result_description_raw="<p>Sleep affects your learning.</p>",
+            result_description_html="<p>Sleep affects your learning.</p>",
+        )
+        FocusArea.objects.bulk_create(
+            [
+                FocusArea(
+                    result=result,
+                    name=name,
+                    needs_help=needs_help,
+                    questions_count=count,
+                    position=position,
+                )
+                for position, (name, needs_help, count) in enumerate(
+                    [("SLEEP & TIREDNESS", "yes", 2), ("EXAM ANXIETY", "no", 1)]
+                )
+            ]
+        )
+    return attempt
+
+
+@pytest.fixture
+def attempts(learner, other_learner) -> dict[Learner, list[AssessmentAttempt]]:
+    """Give each learner a completed attempt with results and one in progress."""
+    return {
+        learner: [
+            make_attempt(learner, 9101, completed=True),
+            make_attempt(learner, 9102, completed=False),
+        ],
+        other_learner: [
+            make_attempt(other_learner, 9201, completed=True),
+            make_attempt(other_learner, 9202, completed=False),
+        ],
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_upstream():
+    """Fail any request that reaches the upstream: access checks come before every call."""
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield mock
+        assert not mock.calls, f"the upstream was called: {[c.request.url for c in mock.calls]}"
+
+
+def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> list[str]:
+    """Return what only the owner and staff may read: name, username, titles and answers."""
+    details = [owner.username, owner.display_name]
+    for attempt in owner_attempts:
+        details.append(attempt.title)
+        chosen = dict(attempt.answers.values_list("question_id", "answer_id"))
+        for question in attempt.questions:
+            if question["id"] in chosen:
+                number = int(question["id"].removeprefix("q-"))
+                choice = int(chosen[question["id"]].rsplit("-", 1)[1])
+                details.append(answer_copy(attempt.assessment_id, number, choice))
+        if attempt.state == State.COMPLETED:
+            details.append(trait_title(attempt.assessment_id))
+    return details
+
+
+def paths_for(
+    name: str, params: list[str], owner: Learner, owner_attempts: list[AssessmentAttempt]
+) -> list[str]:
+    """Fill the URL's parameters with the owner's objects: one path per attempt if it takes one."""
+    chosen: list[AssessmentAttempt | None] = (
+        list(owner_attempts) if "assessment_id" in params else [None]
+    )
+    paths = []
+    for attempt in chosen:
+        values = {"pk": owner.pk, "number": 1}
+        if attempt is not None:
+            values["assessment_id"] = attempt.assessment_id
+        unknown = set(params) - set(values)
+        if unknown:
+            pytest.fail(f"{name}: the matrix has no value for path parameter(s) {sorted(unknown)}")
+        paths.append(reverse(name, kwargs={param: values[param] for param in params}))
+    return paths
+
+
+def describe(response, path: str) -> str:
+    """Name a response the way the EXPECTED table does."""
+    if response.status_code in (301, 302):
+        if response.url == f"{LOGIN_URL}?next={path}":
+            return SIGN_IN
+        return f"-> {response.url}"
+    if response.status_code == 500 and getattr(response, "exc_info", None):
+        error = response.exc_info[1]
+        return f"500 ({type(error).__name__}: {error})"
+    return str(response.status_code)
+
+
+def is_own_page(url: str, own_ids: set[int]) -> bool:
+    """Return whether a URL is one of the requester's own /me/ pages."""
+    if not url.startswith("/me/"):
+        return False
+    match = re.match(r"/me/assessments/(\d+)/", url)
+    return match is None or int(match[1]) in own_ids
+
+
+def request_and_judge(
+    client: Client, method: str, path: str, expected: str, own_ids: set[int]
+) -> tuple[str, bool, list[bytes]]:
+    """Make the request; return what it got, whether that matches, and every body seen."""
+    response = getattr(client, method.lower())(path)
+    bodies = [response.content]
+    actual = describe(response, path)
+    if expected != MINE:
+        return actual, actual == expected, bodies
+
+    steps = [actual] if response.status_code in (301, 302) else []
+    while response.status_code in (301, 302) and is_own_page(response.url, own_ids):
+        if len(steps) > 5:
+            return " ".join([*steps, "(redirect loop)"]), False, bodies
+        location = response.url
+        response = client.get(location)
+        bodies.append(response.content)
+        steps.append(describe(response, location))
+    actual = " ".join(steps) if steps else actual
+    # A form re-shown with errors (submit with unanswered questions) answers 400.
+    allowed = {OK, "400"} if method == "POST" and not steps else {OK}
+    return actual, describe(response, path) in allowed, bodies
+
+
+@pytest.mark.parametrize("role", COLUMNS)
+def test_every_portal_url_answers_each_role_as_the_design_says(
+    role, attempts, learner, other_learner, staff, superuser
+):
+    people = {"learner": learner.user, "other_learner": other_learner.user}
+    people |= {"staff": staff, "superuser": superuser, "anonymous": None}
+    requester = people[role]
+    learners = [learner, other_learner]
+    rows: list[str] = []
+    failures: list[str] = []
+
+    for owner in learners:
+        if role in ("learner", "other_learner"):
+            column = "learner" if requester == owner.user else "other_learner"
+            me = next(person for person in learners if person.user == requester)
+            own_ids = {attempt.assessment_id for attempt in attempts[me]}
+            forbidden = [
+                detail
+                for person in learners
+                if person != me
+                for detail in private_details(person, attempts[person])
+            ]
+        else:
+            column, own_ids = role, set()
+            forbidden = []
+            if role == "anonymous":
+                forbidden = [
+                    d for person in learners for d in private_details(person, attempts[person])
+                ]
+
+        for name, params in portal_urls():
+            for path in paths_for(name, params, owner, attempts[owner]):
+                for method in ("GET", "POST"):
+                    expected = getattr(EXPECTED[name][method], column) if name in EXPECTED else "?"
+                    client = Client(raise_request_exception=False)
+                    if requester is not None:
+                        client.force_login(requester)
+                    actual, ok, bodies = request_and_judge(client, method, path, expected, own_ids)
+                    leaks = [d for d in forbidden if any(d.encode() in body for body in bodies)]
+                    ok = ok and not leaks
+                    line = (
+                        f"{'ok ' if ok else 'BAD'} {column:<13} {method:<4} {path:<38} "
+                        f"expected {expected:<18} got {actual}"
+                        + (f"  LEAKS {leaks}" if leaks else "")
+                    )
+                    rows.append(line)
+                    if not ok:
+                        failures.append(f"{name}: {line}")
+
+    print(f"\n--- {role} (requests as {requester or 'nobody'}) ---")
+    print("\n".join(rows))
+    assert not failures, "\n".join(failures)
+
+
+def test_the_matrix_knows_every_url_of_the_portal():
+    names = [name for name, _params in portal_urls()]
+    print("\nURL name                     method " + " ".join(f"{c:<18}" for c in COLUMNS))
+    for name, methods in EXPECTED.items():
+        for method, row in methods.items():
+            cells = " ".join(f"{getattr(row, column):<18}" for column in COLUMNS)
+            print(f"{name:<28} {method:<6} {cells}")
+
+    assert len(names) == len(set(names)), "two URL patterns share a name"
+    assert set(names) == set(EXPECTED), (
+        f"patterns the matrix does not know: {sorted(set(names) - set(EXPECTED))}; "
+        f"table entries with no pattern: {sorted(set(EXPECTED) - set(names))}"
+    )
+
+
+def test_a_learner_cannot_change_another_learners_answers(learner_client, attempts, other_learner):
+    open_attempt = attempts[other_learner][1]
+    before = dict(open_attempt.answers.values_list("question_id", "answer_id"))
+
+    response = learner_client.post(
+        f"/me/assessments/{open_attempt.assessment_id}/page/1/", {"q-1": "a-1-1", "q-2": "a-2-1"}
+    )
+
+    assert response.status_code == 404
+    assert dict(open_attempt.answers.values_list("question_id", "answer_id")) == before
+
+
+def test_a_learner_posting_a_page_with_no_fields_gets_the_page_back_not_an_error(learner, attempts):
+    # A POST that passes the CSRF check by header (as an autosave script would send it)
+    # can carry no form fields at all.
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(learner.user)
+    page = "/me/assessments/9102/page/1/"
+    client.get(page)
+
+    response = client.post(page, headers={"X-CSRFToken": client.cookies["csrftoken"].value})
+
+    assert response.status_code == 200
+
+
+# The admin is Django's own: superusers only.
+
+ADMIN_MODELS = [
+    (Learner, "learners", "learner"),
+    (AssessmentAttempt, "assessments", "assessmentattempt"),
+    (AttemptAnswer, "assessments", "attemptanswer"),
+    (AssessmentResult, "assessments", "assessmentresult"),
+    (FocusArea, "assessments", "focusarea"),
+]
+
+
+def test_anonymous_is_sent_to_the_admin_login(client):
+    response = client.get("/admin/")
+
+    assert response.status_code == 302
+    assert response.url == "/admin/login/?next=/admin/"
+
+
+@pytest.mark.parametrize("person", ["learner", "staff"])
+def test_learners_and_partner_staff_cannot_reach_the_admin(client, request, attempts, person):
+    user = request.getfixturevalue(person)
+    client.force_login(user.user if isinstance(user, Learner) else user)
+
+    for path in ["/admin/", "/admin/learners/learner/", "/admin/assessments/assessmentattempt/"]:
+        response = client.get(path)
+        assert response.status_code == 302, path
+        assert response.url == f"/admin/login/?next={path}"
+
+
+def test_superuser_sees_the_admin_index_every_changelist_and_every_record(
+    client, superuser, attempts
+):
+    client.force_login(superuser)
+    assert client.get("/admin/").status_code == 200
+
+    for model, app, model_name in ADMIN_MODELS:
+        changelist = reverse(f"admin:{app}_{model_name}_changelist")
+        assert client.get(changelist).status_code == 200, changelist
+        records = list(model.objects.all())
+        assert records, f"no {model_name} to open"
+        for record in records:
+            change = reverse(f"admin:{app}_{model_name}_change", args=[record.pk])
+            response = client.get(change)
+            assert response.status_code == 200, change
+
+
+# The start page sends each role to its place.
+
+
+@pytest.mark.parametrize("person", ["staff", "superuser"])
+def test_home_sends_staff_to_the_learner_list(client, request, person):
+    client.force_login(request.getfixturevalue(person))
+
+    response = client.get("/")
+
+    assert response.status_code == 302
+    assert response.url == "/learners/"
+
+
+def test_home_sends_a_learner_to_their_assessments(learner_client):
+    response = learner_client.get("/")
+
+    assert response.status_code == 302
+    assert response.url == "/me/"
+
+
+def test_home_sends_anonymous_to_the_login_page(client):
+    response = client.get("/")
+
+    assert response.status_code == 302
+    assert response.url == LOGIN_URL
+
+
+def test_home_tells_a_user_with_neither_role_they_cannot_use_the_portal(client, db):
+    client.force_login(User.objects.create_user("nobody.special", password="x"))
+
+    response = client.get("/")
+
+    assert response.status_code == 403
+    assert b"cannot use this portal" in response.content
+
+
+def test_home_tells_a_learner_whose_registration_never_completed_they_cannot_use_it(client, db):
+    pending = make_learner("pat.pending", "u-pat")
+    pending.status = Learner.Status.PENDING
+    pending.save()
+    client.force_login(pending.user)
+
+    response = client.get("/")
+
+    assert response.status_code == 403
+    assert b"cannot use this portal" in response.content
+    assert client.get("/me/").status_code == 404
+
+
+# Signing out.
+
+
+@pytest.mark.parametrize("person", ["staff", "learner"])
+def test_it_signs_out_by_post(client, request, person):
+    user = request.getfixturevalue(person)
+    client.force_login(user.user if isinstance(user, Learner) else user)
+    home = client.get("/", follow=True)
+    assert b'<form method="post" action="/accounts/logout/"' in home.content
+
+    response = client.post("/accounts/logout/")
+
+    assert response.status_code == 302
+    assert response.url == LOGIN_URL
+    assert client.get("/").url == LOGIN_URL
+
+
+def test_signing_out_by_get_is_refused_and_keeps_the_session(staff_client):
+    response = staff_client.get("/accounts/logout/")
+
+    assert response.status_code == 405
+    assert staff_client.get("/learners/").status_code == 200
