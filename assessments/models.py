@@ -25,14 +25,14 @@ class AssessmentAttempt(models.Model):
     offer_status = models.CharField(
         max_length=100, blank=True, help_text="The upstream's status text when it was offered."
     )
-    title = models.CharField(max_length=300, blank=True)
+    title = models.TextField(blank=True)
     level = models.CharField(max_length=100, blank=True)
     version = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     preassess = models.BooleanField(default=False)
     # The questions and answers exactly as validated at fetch time, so that every page of
     # the taking flow is served locally (one upstream fetch per attempt).
     content = models.JSONField(default=dict, blank=True)
-    session = models.CharField(max_length=200, blank=True)
+    session = models.TextField(blank=True)
     state = models.CharField(max_length=20, choices=State.choices, default=State.AVAILABLE)
     offered_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -95,7 +95,7 @@ class AssessmentResult(models.Model):
     )
     loa_score = models.DecimalField("LOA score", max_digits=12, decimal_places=4)
     risk_level = models.CharField(max_length=200)
-    trait_title = models.CharField(max_length=500, blank=True)
+    trait_title = models.TextField(blank=True)
     trait_copy = models.TextField(blank=True)
     trait_signs_raw = models.TextField(blank=True)
     trait_signs_html = models.TextField(blank=True)
@@ -143,3 +143,11 @@ class FocusArea(models.Model):
 def needs_help_flagged(value: str) -> bool:
     """Return whether an upstream needs_help value asks for help (spec gap, DESIGN.md s4)."""
     return value.strip().lower() != "no"
+
+
+def fit(model: type[models.Model], field_name: str, value: str) -> str:
+    """Cut an upstream string to a field's length (the spec sets no limits; indexes do)."""
+    limit = model._meta.get_field(field_name).max_length
+    if limit is None or len(value) <= limit:
+        return value
+    return value[: limit - 1] + "…"

@@ -6,10 +6,16 @@ failure in the middle never loses a learner's answers.
 
 import logging
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
-from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from assessments.models import (
+    AssessmentAttempt,
+    AssessmentResult,
+    AttemptAnswer,
+    FocusArea,
+    fit,
+)
 from assessments.taking import saved_answers, unanswered_questions
 from learners.models import Learner
 from portal.partner_api import (
@@ -68,8 +74,8 @@ def attempt_start(*, learner: Learner) -> AssessmentAttempt:
             assessment_id=offer.assessment_id,
             defaults={
                 "assessment_version": offer.assessment_version,
-                "target_group": offer.target_group,
-                "offer_status": offer.status,
+                "target_group": fit(AssessmentAttempt, "target_group", offer.target_group),
+                "offer_status": fit(AssessmentAttempt, "offer_status", offer.status),
             },
         )
         if not created and not attempt.is_open:
@@ -196,7 +202,7 @@ def attempt_fetch_results(
             result = AssessmentResult.objects.create(
                 attempt=attempt,
                 loa_score=results.loa_score,
-                risk_level=results.risk_level,
+                risk_level=fit(AssessmentResult, "risk_level", results.risk_level),
                 trait_title=results.trait_title,
                 trait_copy=results.trait_copy,
                 trait_signs_raw=results.trait_signs_html,
@@ -209,8 +215,8 @@ def attempt_fetch_results(
             FocusArea.objects.bulk_create(
                 FocusArea(
                     result=result,
-                    name=area.name,
-                    needs_help=area.needs_help,
+                    name=fit(FocusArea, "name", area.name),
+                    needs_help=fit(FocusArea, "needs_help", area.needs_help),
                     questions_count=area.questions_count,
                     position=position,
                 )
@@ -223,6 +229,14 @@ def attempt_fetch_results(
     except IntegrityError:
         # Another request stored these results first.
         return AssessmentResult.objects.get(attempt=attempt)
+    except (DatabaseError, ArithmeticError, ValueError):
+        # Results the database cannot hold must not turn every later visit into an error.
+        logger.exception("Results of attempt %s could not be stored", attempt.pk)
+        attempt.last_error = (
+            "The results arrived but could not be stored. Your administrator has been told."
+        )
+        attempt.save(update_fields=["last_error"])
+        return None
     return result
 
 
@@ -252,7 +266,7 @@ def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentConten
     attempt.__dict__.pop("questions", None)  # drop the cached_property's old value
     attempt.session = content.session
     attempt.title = info.title
-    attempt.level = info.level
+    attempt.level = fit(AssessmentAttempt, "level", info.level)
     attempt.version = info.version
     attempt.preassess = info.preassess
     attempt.state = State.IN_PROGRESS

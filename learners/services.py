@@ -6,6 +6,7 @@ from datetime import date
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.views.decorators.debug import sensitive_variables
 
 from learners.models import Learner
 from portal.partner_api import PartnerApiError, PartnerApiRejected, get_client
@@ -23,6 +24,7 @@ class RegistrationFailed(Exception):
         self.field = field
 
 
+@sensitive_variables("password")
 def learner_register(
     *,
     username: str,
@@ -84,6 +86,7 @@ def learner_register(
     return learner
 
 
+@sensitive_variables("password")
 def _learner_create_pending(*, username: str, password: str, registered_by, **fields) -> Learner:
     """Save the learner and an inactive sign-in account before anything goes upstream."""
     User = get_user_model()

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
@@ -31,6 +32,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
     )
 
 
+@sensitive_post_parameters("password")
 @staff_required
 def learner_new(request: HttpRequest) -> HttpResponse:
     """Register a learner with the upstream."""

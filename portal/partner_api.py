@@ -72,6 +72,14 @@ ERROR_MESSAGE_FIELDS = ("error", "message", "detail")
 #   response headers that is present.
 REQUEST_ID_HEADERS = ("X-Request-Id", "X-Correlation-Id", "Request-Id")
 #
+# - Ranges: the spec gives types, not ranges. Ids are positive 64-bit integers, counts,
+#   orders and versions fit 32 bits, and decimals (Version, LOAScore) have at most 8 integer
+#   digits and are kept to 4 decimal places; anything else is an unusable response.
+ID_RANGE = (1, 2**63 - 1)
+SMALL_INT_RANGE = (-(2**31), 2**31 - 1)
+DECIMAL_LIMIT = Decimal(10) ** 8
+DECIMAL_PLACES = Decimal("0.0001")
+#
 # - Timestamps (Created, UpdatedDateTime): ISO 8601 with an offset; a trailing Z is accepted,
 #   a timestamp without an offset is taken as UTC, an unparseable one is dropped (None).
 # ---------------------------------------------------------------------------------------------
@@ -777,7 +785,13 @@ def _identifier(data: dict[str, Any], key: str, path: str, default: Any = _MISSI
     return value
 
 
-def _integer(data: dict[str, Any], key: str, path: str, default: Any = _MISSING) -> Any:
+def _integer(
+    data: dict[str, Any],
+    key: str,
+    path: str,
+    default: Any = _MISSING,
+    bounds: tuple[int, int] = SMALL_INT_RANGE,
+) -> Any:
     """Return an integer field that may arrive as an int, an integral float or digits."""
     value = _field(data, key, path, default)
     if value is default and default is not _MISSING:
@@ -785,12 +799,17 @@ def _integer(data: dict[str, Any], key: str, path: str, default: Any = _MISSING)
     if isinstance(value, bool):
         raise _ShapeError(f"{_join(path, key)} is not an integer")
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
-        return int(value.strip())
-    raise _ShapeError(f"{_join(path, key)} is not an integer")
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        number = int(value.strip())
+    else:
+        raise _ShapeError(f"{_join(path, key)} is not an integer")
+    low, high = bounds
+    if not low <= number <= high:
+        raise _ShapeError(f"{_join(path, key)} is out of range")
+    return number
 
 
 def _decimal(data: dict[str, Any], key: str, path: str) -> Decimal:
@@ -804,6 +823,10 @@ def _decimal(data: dict[str, Any], key: str, path: str) -> Decimal:
         raise _ShapeError(f"{_join(path, key)} is not a number") from None
     if not number.is_finite():
         raise _ShapeError(f"{_join(path, key)} is not a finite number")
+    if abs(number) >= DECIMAL_LIMIT:
+        raise _ShapeError(f"{_join(path, key)} is out of range")
+    if number.as_tuple().exponent < -4:
+        number = number.quantize(DECIMAL_PLACES)  # the portal keeps four decimal places
     return number
 
 
@@ -853,7 +876,7 @@ def _parse_next_assessment(data: Any) -> NextAssessment:
     body = _object(data, "body")
     return NextAssessment(
         status=_loose_text(body, "status"),
-        assessment_id=_integer(body, "assessment_id", "", default=None),
+        assessment_id=_integer(body, "assessment_id", "", default=None, bounds=ID_RANGE),
         target_group=_loose_text(body, "target_group"),
         assessment_version=_integer(body, "assessment_version", "", default=None),
     )
@@ -902,7 +925,7 @@ def _parse_assessment_content(data: Any) -> AssessmentContent:
             level=_text(info, "Level", "assessment_info", default=""),
             preassess=_boolean(info, "Preassess", "assessment_info", default=False),
             version=_decimal(info, "Version", "assessment_info"),
-            id=_integer(info, "id", "assessment_info"),
+            id=_integer(info, "id", "assessment_info", bounds=ID_RANGE),
         ),
     )
 

@@ -5,6 +5,8 @@ policy is kept small and in one place, ready to move to nh3; the Content-Securit
 without inline script is the second wall.
 """
 
+import re
+
 import bleach
 from bleach.html5lib_shim import Filter
 
@@ -53,6 +55,10 @@ class _DropDangerousContent(Filter):
             yield token
 
 
+# A tag cut off at the very end ("<img src=x onerror=...") is dropped by browsers, but the
+# parser would keep it as text: remove it so it never shows up as visible markup.
+_UNFINISHED_TAG_AT_END = re.compile(r"<[A-Za-z!/?][^<>]*\Z")
+
 _cleaner = bleach.sanitizer.Cleaner(
     tags=ALLOWED_TAGS | DROPPED_WITH_CONTENT,
     attributes=ALLOWED_ATTRIBUTES,
@@ -67,4 +73,4 @@ def sanitize_html(fragment: str | None) -> str:
     """Return the fragment with everything outside the allowlist removed."""
     if not fragment:
         return ""
-    return _cleaner.clean(fragment).strip()
+    return _cleaner.clean(_UNFINISHED_TAG_AT_END.sub("", fragment)).strip()

@@ -1,0 +1,880 @@
+"""The portal's pages against an odd, hostile or failing upstream (simulated with responses).
+
+The payloads under tests/data/hostile/ put markup, script and URL tricks in every field the
+upstream sends, with the quirks the spec allows: arrays out of DisplayOrder, unknown extra
+fields, int ids, unusual status, risk and needs_help texts.
+"""
+
+import copy
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import requests
+import responses
+from django.utils.html import escape
+
+from assessments.models import AssessmentAttempt, AttemptAnswer
+
+DATA = Path(__file__).parent / "data" / "hostile"
+API_PREFIX = "/plapi/v1/partners"
+ASSESSMENT_ID = 9041
+GOOD_ICON = "https://cdn.example/icons/moon.png"
+GOOD_LINK = "https://help.example/sleep"
+State = AssessmentAttempt.State
+
+# Tags an upstream must never get onto a page (the portal's own templates use none of them).
+FORBIDDEN_TAGS = {
+    "script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "svg",
+    "math", "base", "template", "noscript", "textarea", "video", "audio", "source",
+    "isindex", "xmp", "plaintext", "noembed", "noframes",
+}  # fmt: skip
+RAW_FORBIDDEN = re.compile(r"<\s*/?\s*(" + "|".join(sorted(FORBIDDEN_TAGS)) + r")\b", re.I)
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "srcset", "poster", "data", "xlink:href"}
+
+
+def payload(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+def by_display_order(items: list[dict]) -> list[dict]:
+    return sorted(items, key=lambda item: int(item["DisplayOrder"]))
+
+
+# The simulated upstream ------------------------------------------------------------------------
+
+
+class FakeUpstream:
+    """Register canned upstream replies at the URLs the portal's client builds from settings."""
+
+    def __init__(self, mock: responses.RequestsMock, base_url: str):
+        self.mock = mock
+        self.base_url = base_url
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def next_assessment(self, **reply):
+        self.mock.add(responses.GET, self.url("/assessments/next-assessment"), **reply)
+
+    def view_assessment(self, assessment_id: int = ASSESSMENT_ID, **reply):
+        path = f"/assessments/view-assessment/{assessment_id}"
+        self.mock.add(responses.GET, self.url(path), **reply)
+
+    def submit(self, **reply):
+        self.mock.add(responses.POST, self.url("/assessments/submit-assessment"), **reply)
+
+    def results(self, assessment_id: int = ASSESSMENT_ID, **reply):
+        self.mock.add(responses.GET, self.url(f"/assessments/results/{assessment_id}"), **reply)
+
+    def calls(self, fragment: str) -> list:
+        return [call for call in self.mock.calls if fragment in call.request.url]
+
+    def submissions(self) -> list[dict]:
+        return [json.loads(call.request.body) for call in self.calls("/submit-assessment")]
+
+
+@pytest.fixture
+def upstream_api(settings):
+    """A simulated upstream; any request without a registered reply fails as a connection error."""
+    base_url = settings.PARTNER_API_BASE_URL.strip().rstrip("/")
+    if not base_url.endswith(API_PREFIX):
+        base_url += API_PREFIX
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield FakeUpstream(mock, base_url)
+
+
+@pytest.fixture
+def hostile_upstream(upstream_api):
+    """An upstream whose every reply is the hostile payload, submissions accepted."""
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.submit(json={"status": "received", "x-extra": ["<script>alert(1)</script>"]})
+    upstream_api.results(json=payload("results"))
+    return upstream_api
+
+
+# Reading pages ---------------------------------------------------------------------------------
+
+
+class _Page(HTMLParser):
+    """Collect the tags, radios, text and focus-area rows of a rendered page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None], list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+        self.oddities: list[str] = []
+        self.focus_rows: list[dict] = []
+        self._in_focus_table = False
+        self._row: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs), attrs))
+        attributes = dict(attrs)
+        if tag == "table" and "focus-areas" in (attributes.get("class") or ""):
+            self._in_focus_table = True
+        elif tag == "tr" and self._in_focus_table:
+            self._row = {"class": attributes.get("class") or "", "cells": []}
+        elif tag in ("th", "td") and self._row is not None:
+            self._row["cells"].append("")
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs), attrs))
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._in_focus_table = False
+        elif tag == "tr" and self._row is not None:
+            self._row["cells"] = [cell.strip() for cell in self._row["cells"]]
+            if self._row["cells"] and self._row["cells"][0] != "Focus area":
+                self.focus_rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._row is not None and self._row["cells"]:
+            self._row["cells"][-1] += data
+
+    def handle_comment(self, data):
+        self.oddities.append(f"comment {data!r}")
+
+    def handle_pi(self, data):
+        self.oddities.append(f"processing instruction {data!r}")
+
+
+def read_page(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    page.close()
+    return page
+
+
+def radios(html: str) -> dict[str, list[str]]:
+    """Return each radio group's values (unescaped, as a browser would send them) in page order."""
+    groups: dict[str, list[str]] = {}
+    for tag, attributes, _ in read_page(html).tags:
+        if tag == "input" and attributes.get("type") == "radio":
+            groups.setdefault(attributes["name"], []).append(attributes["value"])
+    return groups
+
+
+def assert_page_is_inert(response) -> str:
+    """Fail if the page carries anything active that could have come from the upstream."""
+    assert response.status_code < 500, response.status_code
+    html = response.content.decode()
+    assert "<script" not in html.lower()
+    assert not RAW_FORBIDDEN.search(html), RAW_FORBIDDEN.search(html).group(0)
+    page = read_page(html)
+    assert not page.oddities, page.oddities
+    for tag, attributes, pairs in page.tags:
+        assert tag not in FORBIDDEN_TAGS, f"<{tag}> on the page"
+        assert len(pairs) == len(attributes), f"duplicate attributes on <{tag}>"
+        for name, value in attributes.items():
+            assert not name.startswith("on"), f"<{tag} {name}=...> on the page"
+            assert name not in ("style", "srcdoc", "formaction", "background"), (tag, name)
+            compact = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
+            assert "javascript:" not in compact, f"<{tag} {name}={value!r}>"
+            assert "vbscript:" not in compact, f"<{tag} {name}={value!r}>"
+            if name in URL_ATTRIBUTES:
+                assert not compact.startswith("data:"), f"<{tag} {name}={value!r}>"
+        if tag == "meta":
+            assert "http-equiv" not in attributes, attributes
+        if tag == "form":
+            action = attributes.get("action") or ""
+            assert action == "" or (action.startswith("/") and not action.startswith("//")), action
+        if tag == "img":
+            assert attributes.get("src") == GOOD_ICON, attributes
+        if tag == "link":
+            assert attributes.get("rel") == "stylesheet", attributes
+            assert attributes.get("href", "").startswith("/static/"), attributes
+        if tag == "a" and attributes.get("href") is not None:
+            href = attributes["href"]
+            portal_path = href.startswith(("/", "#", "?")) and not href.startswith("//")
+            assert portal_path or href == GOOD_LINK, f"link to {href!r}"
+        if tag == "input":
+            assert attributes.get("type") in ("hidden", "radio", "text", "search"), attributes
+    return html
+
+
+def attribute_values(html: str, skip_radio_values: bool = False) -> str:
+    """Return every attribute value of the page, joined."""
+    return "\n".join(
+        value or ""
+        for tag, attributes, _ in read_page(html).tags
+        for name, value in attributes.items()
+        if not (skip_radio_values and tag == "input" and name == "value")
+    )
+
+
+def upstream_html_blocks(html: str) -> list[str]:
+    """Return the contents of the page's sanitized upstream HTML blocks."""
+    return re.findall(r'<div class="upstream-html">(.*?)</div>', html, re.S)
+
+
+def assert_shown_as_text(html: str, value: str) -> None:
+    """The value appears escaped, so the person reads it as it was sent and nothing runs."""
+    assert escape(value) in html, f"{value!r} is not shown escaped"
+
+
+# Walking the flow --------------------------------------------------------------------------------
+
+
+def start(client) -> None:
+    response = client.post("/me/start/")
+    assert response.status_code == 302
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/", response.url
+
+
+def answer_every_page(
+    client, pick=lambda values: values[0], pages=None, assessment_id=ASSESSMENT_ID
+) -> dict[str, str]:
+    """Answer each question page in turn; return the form choices and collect the pages."""
+    url = client.get(f"/me/assessments/{assessment_id}/").url
+    chosen: dict[str, str] = {}
+    while "/page/" in url:
+        page = client.get(url)
+        html = assert_page_is_inert(page)
+        if pages is not None:
+            pages.append(html)
+        data = {name: pick(values) for name, values in radios(html).items()}
+        chosen.update(data)
+        response = client.post(url, {**data, "continue": ""})
+        assert response.status_code == 302, response.content.decode()[:2000]
+        url = response.url
+    assert url == f"/me/assessments/{assessment_id}/check/"
+    return chosen
+
+
+def walk_to_check(client, pages=None) -> dict[str, str]:
+    start(client)
+    return answer_every_page(client, pages=pages)
+
+
+def attempt_of(learner) -> AssessmentAttempt:
+    return AssessmentAttempt.objects.get(learner=learner, assessment_id=ASSESSMENT_ID)
+
+
+def questions_in_display_order() -> list[dict]:
+    return by_display_order(payload("view_assessment")["questions"])
+
+
+# Quirks the spec allows ----------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_question_pages_show_questions_and_answers_in_display_order(
+    learner_client, hostile_upstream
+):
+    pages: list[str] = []
+    walk_to_check(learner_client, pages=pages)
+
+    questions = questions_in_display_order()
+    assert len(pages) == 2  # one page per Group, in order of first appearance
+    for html, on_page in zip(pages, (questions[:2], questions[2:]), strict=True):
+        positions = [html.index(escape(question["Question"])) for question in on_page]
+        assert positions == sorted(positions)
+        for (name, values), question in zip(radios(html).items(), on_page, strict=True):
+            answers = by_display_order(question["answers"])
+            assert values == [str(answer["id"]) for answer in answers], name
+            labels = [html.index(escape(answer["AnswerCopy"])) for answer in answers]
+            assert labels == sorted(labels)
+    assert f"<h1>{escape(questions[0]['Group'])}</h1>" in pages[0]
+    assert f"<h1>{escape(questions[2]['Group'])}</h1>" in pages[1]
+    assert "Step 1 of 2" in pages[0] and "Step 2 of 2" in pages[1]
+
+
+@pytest.mark.django_db
+def test_the_check_page_lists_questions_in_display_order(learner_client, hostile_upstream):
+    walk_to_check(learner_client)
+    html = assert_page_is_inert(learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/check/"))
+    positions = [html.index(escape(q["Question"])) for q in questions_in_display_order()]
+    assert positions == sorted(positions)
+    assert html.count(">Change<") == 4
+
+
+@pytest.mark.django_db
+def test_int_ids_and_odd_ids_go_back_upstream_exactly_as_received(
+    learner, learner_client, hostile_upstream
+):
+    walk_to_check(learner_client, pages=None)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+
+    (submission,) = hostile_upstream.submissions()
+    first_answers = {
+        str(q["id"]): str(by_display_order(q["answers"])[0]["id"])
+        for q in questions_in_display_order()
+    }
+    assert submission["session"] == 884422
+    assert {(r["question_id"], r["answer_id"]) for r in submission["responses"]} == set(
+        first_answers.items()
+    )
+    assert len(submission["responses"]) == 4
+    for call in hostile_upstream.mock.calls:
+        assert call.request.headers["learnerid"] == "u-lee"
+
+
+@pytest.mark.django_db
+def test_a_learner_finishes_despite_unknown_fields_and_an_unusual_status(
+    learner, learner_client, hostile_upstream
+):
+    walk_to_check(learner_client)
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/results/"
+
+    attempt = attempt_of(learner)
+    assert attempt.state == State.COMPLETED
+    assert attempt.offer_status == "ready-ish"
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Amber / watch" in html
+    assert "72.5" in html
+
+
+@pytest.mark.django_db
+def test_unusual_needs_help_values_are_flagged_and_shown_as_given(
+    learner, learner_client, hostile_upstream
+):
+    walk_to_check(learner_client)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    html = assert_page_is_inert(learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/results/"))
+
+    rows = {row["cells"][0]: row for row in read_page(html).focus_rows}
+    areas = payload("results")["focus_areas"]
+    assert set(rows) == {area["search_filter_name"] for area in areas}
+    for area in areas:
+        row = rows[area["search_filter_name"]]
+        needs_help = area["needs_help"]
+        if needs_help.strip().lower() == "no":
+            assert row["cells"][1].strip() == "No", area
+            assert "needs-help" not in row["class"], area
+        else:
+            assert "Needs help" in row["cells"][1], area
+            assert f"({needs_help})" in row["cells"][1], area
+            assert "needs-help" in row["class"], area
+        assert row["cells"][2].strip() == str(area["questions_count"])
+
+
+@pytest.mark.django_db
+def test_staff_see_the_offer_status_risk_level_and_areas_needing_help_as_given(
+    learner, learner_client, staff, hostile_upstream
+):
+    walk_to_check(learner_client)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    staff_client = type(learner_client)()
+    staff_client.force_login(staff)
+
+    detail = assert_page_is_inert(staff_client.get(f"/learners/{learner.pk}/"))
+    assert "Amber / watch" in detail
+    assert_shown_as_text(detail, '<script>alert("fa")</script>EXAM ANXIETY')
+
+    page = assert_page_is_inert(
+        staff_client.get(f"/learners/{learner.pk}/attempts/{ASSESSMENT_ID}/")
+    )
+    assert "ready-ish" in page
+    assert_shown_as_text(page, payload("next_assessment")["target_group"])
+    assert "Amber / watch" in page
+
+
+# Hostile content in every field ------------------------------------------------------------
+
+
+def run_whole_journey(learner, learner_client, staff_client, staff) -> dict[str, str]:
+    """Walk the learner from start to results and staff through both pages; return each page."""
+    pages: dict[str, str] = {}
+    pages["me before"] = assert_page_is_inert(learner_client.get("/me/"))
+    start(learner_client)
+    pages["me during"] = assert_page_is_inert(learner_client.get("/me/"))
+    question_pages: list[str] = []
+    answer_every_page(learner_client, pick=lambda values: values[1], pages=question_pages)
+    pages.update({f"page {n}": html for n, html in enumerate(question_pages, start=1)})
+    pages["check"] = assert_page_is_inert(
+        learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/check/")
+    )
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert response.status_code == 302
+    pages["results"] = assert_page_is_inert(learner_client.get(response.url))
+    pages["me after"] = assert_page_is_inert(learner_client.get("/me/"))
+    assert attempt_of(learner).state == State.COMPLETED
+
+    staff_client.force_login(staff)
+    pages["staff detail"] = assert_page_is_inert(staff_client.get(f"/learners/{learner.pk}/"))
+    pages["staff attempt"] = assert_page_is_inert(
+        staff_client.get(f"/learners/{learner.pk}/attempts/{ASSESSMENT_ID}/")
+    )
+    pages["staff list"] = assert_page_is_inert(staff_client.get("/learners/"))
+    return pages
+
+
+@pytest.mark.django_db
+def test_no_page_of_the_journey_carries_active_content_from_the_upstream(
+    learner, client, staff, hostile_upstream
+):
+    learner_client = client
+    learner_client.force_login(learner.user)
+    staff_client = type(client)()
+    pages = run_whole_journey(learner, learner_client, staff_client, staff)
+    assert len(pages) == 10
+    for name, html in pages.items():
+        # Radio values carry the upstream's answer ids back as sent; nothing else may.
+        assert "alert(" not in attribute_values(html, skip_radio_values=True), name
+
+
+@pytest.mark.django_db
+def test_plain_text_fields_are_shown_escaped_as_text(learner, client, staff, hostile_upstream):
+    client.force_login(learner.user)
+    pages = run_whole_journey(learner, client, type(client)(), staff)
+    content = payload("view_assessment")
+    questions = by_display_order(content["questions"])
+    title = content["assessment_info"]["Title"]
+
+    for number, on_page in ((1, questions[:2]), (2, questions[2:])):
+        html = pages[f"page {number}"]
+        assert_shown_as_text(html, on_page[0]["Group"])
+        for question in on_page:
+            assert_shown_as_text(html, question["Question"])
+            for answer in question["answers"]:
+                assert_shown_as_text(html, answer["AnswerCopy"])
+    for question in questions:
+        assert_shown_as_text(pages["check"], question["Question"])
+        assert_shown_as_text(pages["check"], question["Group"])
+        chosen = by_display_order(question["answers"])[1]
+        assert_shown_as_text(pages["check"], chosen["AnswerCopy"])
+
+    for name in ("me during", "results", "me after", "staff detail", "staff attempt"):
+        assert_shown_as_text(pages[name], title)
+    results = payload("results")
+    for name in ("results", "staff detail", "staff attempt"):
+        html = pages[name]
+        assert_shown_as_text(html, results["TraitTitle"])
+        assert_shown_as_text(html, results["TraitCopy"])
+        assert_shown_as_text(html, results["RiskLevel"])
+        for area in results["focus_areas"]:
+            assert_shown_as_text(html, area["search_filter_name"])
+    assert_shown_as_text(pages["results"], "<b onmouseover=alert(1)>yes</b>")
+    assert "{{ request.user }} {% csrf_token %}" in pages["page 2"]
+    assert "&lt;script&gt;alert(&quot;q1&quot;)&lt;/script&gt;" in pages["page 1"]
+
+
+@pytest.mark.django_db
+def test_result_html_keeps_the_allowed_markup_and_loses_the_rest(
+    learner, client, staff, hostile_upstream
+):
+    client.force_login(learner.user)
+    pages = run_whole_journey(learner, client, type(client)(), staff)
+
+    for name in ("results", "staff detail", "staff attempt"):
+        html = pages[name]
+        assert "<li>Yawns in class</li>" in html, name
+        assert '<a rel="noopener noreferrer">Bad link</a>' in html, name
+        assert f'<a href="{GOOD_LINK}" rel="noopener noreferrer">Sleep guide</a>' in html, name
+        assert "<p>Try these steps:</p><ol><li>Keep a <strong>regular</strong> bedtime</li>" in html
+        assert "<li>Revise in blocks</li></ol>" in html, name
+        assert "<p>Your answers suggest <em>sleep</em> matters.</p>" in html, name
+        for dropped in ('alert("signs")', 'alert("desc")', 'alert("math")', 'alert("obj")'):
+            assert dropped not in html and escape(dropped) not in html, (name, dropped)
+        assert "display:none" not in html, name
+        blocks = upstream_html_blocks(html)
+        assert len(blocks) == 3, name
+        for block in blocks:
+            # Stripped markup never turns into visible text.
+            assert "&lt;" not in block, (name, block)
+            assert "evil.example" not in block, (name, block)
+
+
+@pytest.mark.django_db
+def test_icons_show_only_for_https_urls_and_known_names(learner_client, hostile_upstream):
+    pages: list[str] = []
+    walk_to_check(learner_client, pages=pages)
+
+    images = [
+        attributes["src"]
+        for html in pages
+        for tag, attributes, _ in read_page(html).tags
+        if tag == "img"
+    ]
+    assert images == [GOOD_ICON]
+    assert '<span class="answer-icon" aria-hidden="true">☾</span>' in pages[0]
+    for html in pages:
+        values = attribute_values(html)
+        assert "evil.example" not in values
+        assert "cdn.example/x.png" not in values
+        assert "cdn.example/icons/x.png" not in values
+        assert "data:image" not in values
+
+
+# The upstream failing during the flow ----------------------------------------------------------
+
+CONTENT_FAILURES = {
+    "a server error": (
+        {"status": 500, "json": {"error": "boom"}},
+        "The assessment service had an internal error.",
+    ),
+    "a timeout": (
+        {"body": requests.exceptions.ReadTimeout("read timed out")},
+        "could not be reached or did not answer in time",
+    ),
+    "a refused connection": (
+        {"body": requests.exceptions.ConnectionError("refused")},
+        "could not be reached or did not answer in time",
+    ),
+    "a body that is not JSON": (
+        {
+            "status": 200,
+            "body": "<html><script>alert(1)</script></html>",
+            "content_type": "text/html",
+        },
+        "sent an answer the portal could not read",
+    ),
+    "a missing session": (
+        {
+            "json": {
+                k: v for k, v in payload("view_assessment").items() if k != "assessment_session"
+            }
+        },
+        "sent an answer the portal could not read",
+    ),
+    "a question without its text": (
+        {
+            "json": {
+                **payload("view_assessment"),
+                "questions": [
+                    {k: v for k, v in q.items() if k != "Question"}
+                    for q in payload("view_assessment")["questions"]
+                ],
+            }
+        },
+        "sent an answer the portal could not read",
+    ),
+    "an answer that is not an object": (
+        {"json": {**payload("view_assessment"), "questions": [{"id": 1, "answers": ["x"]}]}},
+        "sent an answer the portal could not read",
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("failure", CONTENT_FAILURES)
+def test_a_content_failure_shows_a_message_on_my_page_and_a_retry_works(
+    failure, learner, learner_client, upstream_api
+):
+    reply, message = CONTENT_FAILURES[failure]
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(**reply)
+    upstream_api.view_assessment(json=payload("view_assessment"))
+
+    response = learner_client.post("/me/start/")
+    assert response.status_code == 302 and response.url == "/me/"
+    html = assert_page_is_inert(learner_client.get("/me/"))
+    assert message in html
+    assert "Start the assessment" in html
+    assert 'action="/me/start/"' in html
+    assert attempt_of(learner).state == State.AVAILABLE
+
+    start(learner_client)
+    assert attempt_of(learner).state == State.IN_PROGRESS
+    assert len(upstream_api.calls("/next-assessment")) == 1
+    assert len(upstream_api.calls("/view-assessment/")) == 2
+    page = learner_client.get(learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/").url)
+    assert "Step 1 of 2" in assert_page_is_inert(page)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        ({"status": 503}, "could not be reached or did not answer in time"),
+        ({"body": requests.exceptions.ReadTimeout()}, "could not be reached"),
+        ({"status": 200, "body": "not json"}, "could not read"),
+        ({"status": 401, "json": {"detail": "<b>bad key</b>"}}, "&lt;b&gt;bad key&lt;/b&gt;"),
+    ],
+)
+def test_a_failed_offer_shows_a_message_and_creates_nothing(
+    reply, message, learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(**reply)
+    response = learner_client.post("/me/start/")
+    assert response.url == "/me/"
+    html = assert_page_is_inert(learner_client.get("/me/"))
+    assert message in html
+    assert "Start my next assessment" in html
+    assert not learner.attempts.exists()
+
+
+@pytest.mark.django_db
+def test_an_offer_without_an_assessment_says_there_is_nothing_to_take(
+    learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json={"status": "<b>all-done-ish</b>", "assessment_id": None})
+    learner_client.post("/me/start/")
+    html = assert_page_is_inert(learner_client.get("/me/"))
+    assert "There is no assessment for you to take right now." in html
+    assert not learner.attempts.exists()
+
+
+SUBMIT_FAILURES = {
+    "503": {"status": 503, "json": {"error": "maintenance"}},
+    "500": {"status": 500, "body": "<h1>Internal Server Error</h1>"},
+    "a timeout": {"body": requests.exceptions.ReadTimeout("read timed out")},
+    "a dropped connection": {"body": requests.exceptions.ConnectionError("reset")},
+    # A refusal that sending the same answers again may cure (a misconfigured key).
+    "401": {"status": 401, "json": {"detail": "bad key"}},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("failure", SUBMIT_FAILURES)
+def test_a_failed_submission_keeps_the_answers_and_offers_to_send_them_again(
+    failure, learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.submit(**SUBMIT_FAILURES[failure])
+    upstream_api.submit(json={"status": "ok"})
+    upstream_api.results(status=404, json={"error": "no such result"})
+    upstream_api.results(json=payload("results"))
+    walk_to_check(learner_client)
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/results/"
+    attempt = attempt_of(learner)
+    assert attempt.state == State.SUBMIT_PENDING
+    assert AttemptAnswer.objects.filter(attempt=attempt).count() == 4
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Your answers are saved" in html
+    assert "Try sending them now" in html
+    assert f'action="/me/assessments/{ASSESSMENT_ID}/resend/"' in html
+    assert "Fetch the assessment again" not in html
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/resend/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/results/"
+    assert attempt_of(learner).state == State.COMPLETED
+    first, second = upstream_api.submissions()
+    assert first == second
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Amber / watch" in html
+
+
+@pytest.mark.django_db
+def test_resending_does_not_submit_twice_when_the_first_submission_arrived(
+    learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.submit(body=requests.exceptions.ReadTimeout())
+    upstream_api.results(json=payload("results"))
+    walk_to_check(learner_client)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert attempt_of(learner).state == State.SUBMIT_PENDING
+
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/resend/")
+    assert attempt_of(learner).state == State.COMPLETED
+    assert len(upstream_api.submissions()) == 1
+
+
+@pytest.mark.django_db
+def test_a_resend_that_fails_again_still_keeps_the_answers(learner, learner_client, upstream_api):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.submit(status=503)
+    upstream_api.results(body=requests.exceptions.ConnectTimeout())
+    walk_to_check(learner_client)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/resend/")
+    attempt = attempt_of(learner)
+    assert attempt.state == State.SUBMIT_PENDING
+    assert attempt.answers.count() == 4
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Try sending them now" in html
+
+
+def refetched_content() -> dict:
+    """The same assessment fetched again: a new session, and new answer ids for one question."""
+    content = copy.deepcopy(payload("view_assessment"))
+    content["assessment_session"] = "551100"
+    for question in content["questions"]:
+        if question["id"] == "q-3":
+            for answer in question["answers"]:
+                answer["id"] = answer["id"].replace("a3-", "b3-")
+    return content
+
+
+@pytest.mark.django_db
+def test_a_refused_submission_shows_the_reason_and_a_refetch_keeps_matching_answers(
+    learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.view_assessment(json=refetched_content())
+    upstream_api.submit(status=400, json={"error": "<script>alert(1)</script>session expired"})
+    upstream_api.submit(json={"status": "ok"})
+    upstream_api.results(json=payload("results"))
+    chosen = walk_to_check(learner_client)
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert attempt_of(learner).state == State.REJECTED
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "did not accept your answers" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;session expired" in html
+    assert "Fetch the assessment again" in html
+    assert f'action="/me/assessments/{ASSESSMENT_ID}/refresh/"' in html
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/refresh/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/"
+    attempt = attempt_of(learner)
+    assert attempt.state == State.IN_PROGRESS
+    assert attempt.session == "551100"
+    kept = dict(attempt.answers.values_list("question_id", "answer_id"))
+    assert set(kept) == {"7301", 'q2"><script>alert("id")</script>', "7304"}
+
+    # The learner lands on the page with the question whose answers changed, the rest filled in.
+    page_url = learner_client.get(response.url).url
+    assert page_url == f"/me/assessments/{ASSESSMENT_ID}/page/2/"
+    page = assert_page_is_inert(learner_client.get(page_url))
+    assert page.count(" checked>") == 1
+    assert "fetched the assessment again" in page
+    response = learner_client.post(page_url, {"q3": "b3-1", "q4": chosen["q4"], "continue": ""})
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/check/"
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+
+    assert attempt_of(learner).state == State.COMPLETED
+    first, second = upstream_api.submissions()
+    assert second["session"] == 551100
+    assert ("q-3", "b3-1") in {(r["question_id"], r["answer_id"]) for r in second["responses"]}
+    kept_items = {(r["question_id"], r["answer_id"]) for r in first["responses"]}
+    kept_items.discard(("q-3", "a3-1"))
+    assert kept_items <= {(r["question_id"], r["answer_id"]) for r in second["responses"]}
+
+
+@pytest.mark.django_db
+def test_a_failed_refetch_keeps_the_answers_and_the_way_forward(
+    learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.view_assessment(status=502)
+    upstream_api.submit(status=422, json={"message": "session unknown"})
+    walk_to_check(learner_client)
+    learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/refresh/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/results/"
+    attempt = attempt_of(learner)
+    assert attempt.state == State.REJECTED
+    assert attempt.answers.count() == 4
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "could not be reached or did not answer in time" in html
+    assert "Fetch the assessment again" in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"status": 404, "json": {"detail": "not ready"}},
+        {"status": 500},
+        {"status": 200, "body": "<html>nope</html>"},
+        {"status": 200, "json": {"LOAScore": "high", "focus_areas": []}},
+        {"body": requests.exceptions.ReadTimeout()},
+    ],
+    ids=["404", "500", "not JSON", "wrong shape", "timeout"],
+)
+def test_results_that_are_not_there_yet_show_a_not_ready_page(
+    reply, learner, learner_client, upstream_api
+):
+    upstream_api.next_assessment(json=payload("next_assessment"))
+    upstream_api.view_assessment(json=payload("view_assessment"))
+    upstream_api.submit(json={"status": "ok"})
+    upstream_api.results(**reply)
+    upstream_api.results(**reply)
+    upstream_api.results(json=payload("results"))
+    walk_to_check(learner_client)
+
+    response = learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
+    assert response.url == f"/me/assessments/{ASSESSMENT_ID}/results/"
+    attempt = attempt_of(learner)
+    assert attempt.state == State.SUBMITTED
+    assert attempt.answers.count() == 4
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Your results are not ready yet" in html
+    assert "Check for results" in html
+    assert "Try sending them now" not in html
+
+    html = assert_page_is_inert(learner_client.get(response.url))
+    assert "Amber / watch" in html
+    assert attempt_of(learner).state == State.COMPLETED
+    assert len(upstream_api.submissions()) == 1
+
+
+# Values out of the range the portal stores -----------------------------------------------------
+
+
+def with_info(**info) -> dict:
+    content = copy.deepcopy(payload("view_assessment"))
+    content["assessment_info"].update(info)
+    return content
+
+
+def with_area(**area) -> dict:
+    results = copy.deepcopy(payload("results"))
+    results["focus_areas"][0].update(area)
+    return results
+
+
+OUT_OF_RANGE = {
+    "a negative assessment id": ("next", lambda: {"status": "ok", "assessment_id": -5}),
+    "an assessment id over 64 bits": ("next", lambda: {"status": "ok", "assessment_id": 2**64}),
+    "a 150-character status": (
+        "next",
+        lambda: {**payload("next_assessment"), "status": "ready " * 25},
+    ),
+    "a 400-character title": ("view", lambda: with_info(Title="Study habits " * 31)),
+    "a version of 12 digits": ("view", lambda: with_info(Version=123456789012.5)),
+    "a score of 12 digits": ("results", lambda: {**payload("results"), "LOAScore": 123456789012.5}),
+    "a 250-character risk level": (
+        "results",
+        lambda: {**payload("results"), "RiskLevel": "Amber / watch " * 18},
+    ),
+    "a 150-character needs_help": ("results", lambda: with_area(needs_help="Yes, " * 30)),
+    "a 250-character focus area": ("results", lambda: with_area(search_filter_name="SLEEP " * 42)),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("case", OUT_OF_RANGE)
+def test_an_out_of_range_value_from_the_upstream_never_breaks_a_page(
+    case, learner, learner_client, staff, upstream_api
+):
+    # Django's test client raises the view's exception, so a 500 fails here with its traceback.
+    # SQLite does not enforce max_length, so the long-text cases can only fail on PostgreSQL.
+    where, make = OUT_OF_RANGE[case]
+    offer = make() if where == "next" else payload("next_assessment")
+    upstream_api.next_assessment(json=offer)
+    assessment_id = offer["assessment_id"]
+    upstream_api.view_assessment(
+        assessment_id, json=make() if where == "view" else payload("view_assessment")
+    )
+    upstream_api.submit(json={"status": "ok"})
+    upstream_api.results(assessment_id, json=make() if where == "results" else payload("results"))
+
+    response = learner_client.post("/me/start/")
+    assert response.status_code == 302
+    assert_page_is_inert(learner_client.get("/me/"))
+    attempt = learner.attempts.first()
+    if attempt is not None and attempt.has_content:
+        base = f"/me/assessments/{attempt.assessment_id}"
+        answer_every_page(learner_client, assessment_id=attempt.assessment_id)
+        response = learner_client.post(f"{base}/submit/")
+        assert response.status_code == 302
+        assert attempt.answers.count() == 4
+        assert_page_is_inert(learner_client.get(f"{base}/results/"))
+        assert_page_is_inert(learner_client.get("/me/"))
+
+    staff_client = type(learner_client)()
+    staff_client.force_login(staff)
+    assert_page_is_inert(staff_client.get(f"/learners/{learner.pk}/"))
+    if attempt is not None:
+        url = f"/learners/{learner.pk}/attempts/{attempt.assessment_id}/"
+        assert_page_is_inert(staff_client.get(url))
