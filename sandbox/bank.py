@@ -25,15 +25,13 @@ FOCUS_AREAS: tuple[str, ...] = (
 
 # The small, closed set of icon names the sandbox sends in `Icon`. They are all names the
 # portal already knows (portal/icons.py), so every answer shows its symbol out of the box.
+# They are neutral marks of degree (an empty to a full circle), never praise or blame: on a
+# question where agreeing is a sign of need, "Very like me" must not wear a star.
 ICON_NAMES: tuple[str, ...] = (
     "never",
     "sometimes",
     "often",
     "always",
-    "cross",
-    "neutral",
-    "check",
-    "star",
 )
 
 # One integer in next-assessment, one decimal in assessment_info: the spec carries both.
@@ -94,6 +92,7 @@ class BankQuestion:
 
 
 # Two answer scales; a question says whether agreeing is good (positive) or a sign of need.
+# Both use the same four degree icons in order, so the icon says "how much", never "how good".
 _FREQUENCY = (
     ("Never", "never"),
     ("Sometimes", "sometimes"),
@@ -101,10 +100,10 @@ _FREQUENCY = (
     ("Always", "always"),
 )
 _LIKE_ME = (
-    ("Not like me", "cross"),
-    ("A little like me", "neutral"),
-    ("Quite like me", "check"),
-    ("Very like me", "star"),
+    ("Not like me", "never"),
+    ("A little like me", "sometimes"),
+    ("Quite like me", "often"),
+    ("Very like me", "always"),
 )
 
 # (id, group, focus area, text, scale, positive): listed in display order, group by group.

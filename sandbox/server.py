@@ -1,24 +1,29 @@
 """A strict stand-in for the Learner Assessment Partner API, served over real HTTP.
 
 It implements the spec with the assumptions of DESIGN.md section 4 and keeps its own state in
-memory. It never imports the portal's apps: it is an independent implementation of the spec.
+memory, optionally saved to a JSON file after every change so that a restart (of `make run`, say)
+still knows the learners the portal registered. It never imports the portal's apps: it is an
+independent implementation of the spec.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import os
 import random
 import re
 import secrets
 import socketserver
 import sys
+import tempfile
 import threading
 import traceback
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -52,6 +57,7 @@ ENDPOINTS = (
 
 MAX_BODY_BYTES = 1_000_000
 FIRST_ASSESSMENT_ID = 1001
+STATE_FORMAT = 1  # the version of the state file's layout
 
 # (endpoint name, method, path pattern below API_PREFIX); the id is checked later so that a
 # non-numeric id reads as "assessment not found" rather than an unknown path.
@@ -136,11 +142,24 @@ class Failure:
     after_processing: bool
 
 
-class SandboxState:
-    """The sandbox's in-memory world; every read and write happens under `lock`."""
+class CorruptStateError(ValueError):
+    """A state file that cannot be read back: not JSON, or not the shape the sandbox writes."""
 
-    def __init__(self, assessments_per_learner: int = 3) -> None:
+
+class SandboxState:
+    """The sandbox's world, kept in memory; every read and write happens under `lock`.
+
+    With a `state_file`, `load` reads the world back and `save_if_changed` writes it after each
+    change: learners, offered assessments with their answers and results, and sessions. The
+    request log and injected failures are for the running process only and are not saved.
+    """
+
+    def __init__(
+        self, assessments_per_learner: int = 3, *, state_file: str | os.PathLike[str] | None = None
+    ) -> None:
         self.assessments_per_learner = assessments_per_learner
+        self.state_file = Path(state_file) if state_file else None
+        self.changed = False  # set by every change that a state file should keep
         self.lock = threading.RLock()
         self.learners: dict[str, SandboxLearner] = {}
         self.offers: dict[int, Offer] = {}
@@ -176,6 +195,8 @@ class SandboxState:
             for session, (owner, _) in list(self.sessions.items()):
                 if user_id is None or owner == user_id:
                     del self.sessions[session]
+                    self.changed = True
+            self.save_if_changed()
 
     def next_request_id(self) -> str:
         """Return a fresh request id for the X-Request-Id header."""
@@ -205,6 +226,7 @@ class SandboxState:
         with self.lock:
             assessment_id = self._next_assessment_id
             self._next_assessment_id += 1
+            self.changed = True
             return assessment_id
 
     def new_session(self, user_id: str, assessment_id: int) -> int:
@@ -215,7 +237,122 @@ class SandboxState:
                 session = 10**11 + secrets.randbelow(9 * 10**11)
                 if session not in self.sessions:
                     self.sessions[session] = (user_id, assessment_id)
+                    self.changed = True
                     return session
+
+    # Persistence. The file holds no password (the sandbox never keeps one) and no apikey.
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the world that a state file keeps, as JSON-ready data."""
+        with self.lock:
+            return {
+                "format": STATE_FORMAT,
+                "next_assessment_id": self._next_assessment_id,
+                "learners": [
+                    {
+                        "user_id": learner.user_id,
+                        "username": learner.username,
+                        "dob": learner.dob.isoformat(),
+                        "level": learner.level,
+                        "email": learner.email,
+                        "first_name": learner.first_name,
+                        "last_name": learner.last_name,
+                        "assessment_ids": list(learner.assessment_ids),
+                    }
+                    for learner in self.learners.values()
+                ],
+                "offers": [
+                    {
+                        "assessment_id": offer.assessment_id,
+                        "user_id": offer.user_id,
+                        "level": offer.level,
+                        "preassess": offer.preassess,
+                        "answers": offer.answers,
+                        "results": offer.results,
+                    }
+                    for offer in self.offers.values()
+                ],
+                "sessions": {
+                    str(session): [owner, assessment_id]
+                    for session, (owner, assessment_id) in self.sessions.items()
+                },
+            }
+
+    def restore(self, data: Any) -> None:
+        """Replace the world with one read from a state file, or raise CorruptStateError."""
+        try:
+            learners, offers, sessions, next_id = _parse_state(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise CorruptStateError(str(error) or type(error).__name__) from None
+        with self.lock:
+            self.learners, self.offers, self.sessions = learners, offers, sessions
+            self._next_assessment_id = next_id
+            self.changed = False
+
+    def load(self) -> str | None:
+        """Read the state file if there is one; return a warning if it could not be used.
+
+        A missing file is a first start. A file that cannot be read or parsed leaves the world
+        empty and is moved aside (to `<name>.corrupt`), so that the next save does not destroy
+        what someone may want to look at; the sandbox never refuses to start because of it.
+        """
+        path = self.state_file
+        if path is None:
+            return None
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            return f"Cannot read the state file {path} ({error.strerror}); starting empty."
+        try:
+            self.restore(json.loads(raw))
+        except (ValueError, RecursionError) as error:
+            aside = path.with_name(path.name + ".corrupt")
+            try:
+                os.replace(path, aside)
+            except OSError:
+                moved = ""
+            else:
+                moved = f" It was moved to {aside}."
+            return f"Ignoring the corrupt state file {path} ({error}); starting empty.{moved}"
+        return None
+
+    def save(self) -> None:
+        """Write the world to the state file atomically: a temporary file, then os.replace."""
+        path = self.state_file
+        if path is None:
+            return
+        with self.lock:
+            payload = json.dumps(self.to_json(), indent=1).encode()
+            # Same directory, so os.replace is a rename on one file system: readers see the old
+            # file or the new one, never half of one, even if the process dies mid-write.
+            handle, temporary = tempfile.mkstemp(
+                dir=path.parent, prefix=f"{path.name}.", suffix=".tmp"
+            )
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(payload)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+            self.changed = False
+
+    def save_if_changed(self) -> None:
+        """Save after a change; a failed save is reported and retried after the next change."""
+        with self.lock:
+            if not self.changed or self.state_file is None:
+                return
+            try:
+                self.save()
+            except OSError as error:
+                # The world in memory is still right, so keep serving; say why the file lags.
+                sys.stderr.write(
+                    f"sandbox: cannot save the state file {self.state_file}: {error}\n"
+                )
 
 
 class SandboxApp:
@@ -274,7 +411,11 @@ class SandboxApp:
         if environ.get("REQUEST_METHOD") == "POST":
             environ[_BODY_KEY] = _read_body(environ)
         with self.state.lock:
-            result = getattr(self, handler)(environ, **params)
+            try:
+                result = getattr(self, handler)(environ, **params)
+            finally:
+                # Under the lock, so the file always matches a state some request left behind.
+                self.state.save_if_changed()
         if failure:
             raise ApiError(failure.status, "Injected failure")
         return result
@@ -307,6 +448,7 @@ class SandboxApp:
         self.state.learners[user_id] = SandboxLearner(
             user_id, username, dob, level, email, first_name, last_name
         )
+        self.state.changed = True
         return 201, {"user_id": user_id, "message": "Learner created"}
 
     def _next_assessment(self, environ: dict[str, Any]) -> tuple[int, Any]:
@@ -375,6 +517,7 @@ class SandboxApp:
         chosen = _validate_responses(body.get("responses"), questions_for_level(offer.level))
         offer.answers = chosen
         offer.results = score_submission(chosen)
+        self.state.changed = True
         return 200, {
             "status": STATUS_SUBMITTED,
             "message": "Assessment submitted",
@@ -404,6 +547,81 @@ class SandboxApp:
         if not assessment_id.isdigit() or int(assessment_id) not in learner.assessment_ids:
             raise ApiError(404, "Assessment not found")
         return self.state.offers[int(assessment_id)]
+
+
+def _parse_state(
+    data: Any,
+) -> tuple[dict[str, SandboxLearner], dict[int, Offer], dict[int, tuple[str, int]], int]:
+    """Check and convert a state file's data; any surprise raises, and the file is corrupt."""
+    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+        raise ValueError("not a sandbox state file of a known format")
+    learners: dict[str, SandboxLearner] = {}
+    for item in data["learners"]:
+        learner = SandboxLearner(
+            user_id=_checked(item["user_id"], str),
+            username=_checked(item["username"], str),
+            dob=date.fromisoformat(_checked(item["dob"], str)),
+            level=_checked_level(item["level"]),
+            email=_checked(item["email"], str, optional=True),
+            first_name=_checked(item["first_name"], str, optional=True),
+            last_name=_checked(item["last_name"], str, optional=True),
+            assessment_ids=[_checked(i, int) for i in item["assessment_ids"]],
+        )
+        learners[learner.user_id] = learner
+    offers: dict[int, Offer] = {}
+    for item in data["offers"]:
+        answers = _checked(item["answers"], dict, optional=True)
+        if answers is not None and not all(
+            isinstance(key, str) and isinstance(value, str) for key, value in answers.items()
+        ):
+            raise ValueError("answers must map question ids to answer ids")
+        offer = Offer(
+            assessment_id=_checked(item["assessment_id"], int),
+            user_id=_checked(item["user_id"], str),
+            level=_checked_level(item["level"]),
+            preassess=_checked(item["preassess"], bool),
+            answers=answers,
+            results=_checked(item["results"], dict, optional=True),
+        )
+        if (offer.answers is None) != (offer.results is None):
+            raise ValueError(f"assessment {offer.assessment_id} has answers or results alone")
+        offers[offer.assessment_id] = offer
+    sessions: dict[int, tuple[str, int]] = {}
+    for key, (owner, assessment_id) in _checked(data["sessions"], dict).items():
+        session = _parse_session(key)
+        if session is None:
+            raise ValueError(f"bad session {key!r}")
+        sessions[session] = (_checked(owner, str), _checked(assessment_id, int))
+    # Every reference must lead somewhere, or a request would fail with a KeyError later.
+    for learner in learners.values():
+        for assessment_id in learner.assessment_ids:
+            owned = offers.get(assessment_id)
+            if owned is None or owned.user_id != learner.user_id:
+                raise ValueError(f"learner {learner.user_id} has a stray assessment")
+    for owner, assessment_id in sessions.values():
+        if owner not in learners or assessment_id not in learners[owner].assessment_ids:
+            raise ValueError("a session names an unknown learner or assessment")
+    next_id = max(
+        _checked(data["next_assessment_id"], int), max(offers, default=FIRST_ASSESSMENT_ID - 1) + 1
+    )
+    return learners, offers, sessions, next_id
+
+
+def _checked(value: Any, kind: type, *, optional: bool = False) -> Any:
+    """Return a value read from a state file if it has the expected type, else raise."""
+    if value is None and optional:
+        return None
+    # bool is an int in Python, but never a valid id.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _checked_level(value: Any) -> str:
+    """Return a known level code read from a state file, else raise."""
+    if value not in LEVELS:
+        raise ValueError(f"unknown level {value!r}")
+    return str(value)
 
 
 def _resolve(method: str, path: str) -> tuple[str, str | None, dict[str, str], ApiError | None]:
@@ -622,9 +840,17 @@ def start_sandbox(
     assessments_per_learner: int = 3,
     *,
     quiet: bool = True,
+    state_file: str | os.PathLike[str] | None = None,
 ) -> RunningSandbox:
-    """Start a sandbox in a daemon thread and return it once it accepts connections."""
-    state = SandboxState(assessments_per_learner=assessments_per_learner)
+    """Start a sandbox in a daemon thread and return it once it accepts connections.
+
+    The state lives in memory only, unless `state_file` names a file to load it from (if it
+    exists) and to save it to after every change.
+    """
+    state = SandboxState(assessments_per_learner=assessments_per_learner, state_file=state_file)
+    warning = state.load()
+    if warning:
+        sys.stderr.write(f"sandbox: {warning}\n")
     server = make_sandbox_server(host, port, api_key=api_key, state=state, quiet=quiet)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

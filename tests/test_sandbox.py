@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
+from django.conf import settings
 
+from portal.icons import KNOWN_ICONS
 from sandbox.bank import FOCUS_AREAS, GROUPS, ICON_NAMES, QUESTIONS, QUESTIONS_BY_ID
-from sandbox.server import DEMO_API_KEY, RunningSandbox, start_sandbox
+from sandbox.management.commands.sandbox import _state_file
+from sandbox.server import DEMO_API_KEY, RunningSandbox, SandboxState, start_sandbox
 
 CREATE = "/users/create-learner"
 NEXT = "/assessments/next-assessment"
@@ -340,6 +345,15 @@ def _order(item: dict[str, Any]) -> int:
     return item["DisplayOrder"]
 
 
+def test_it_uses_neutral_degree_icons_the_portal_knows() -> None:
+    assert ICON_NAMES == ("never", "sometimes", "often", "always")
+    assert set(ICON_NAMES) <= set(KNOWN_ICONS)
+    for question in QUESTIONS:
+        # The same scale of degree in display order, whichever way the question scores.
+        assert tuple(answer.icon for answer in question.answers) == ICON_NAMES
+    assert not {"star", "check", "cross"} & {a.icon for q in QUESTIONS for a in q.answers}
+
+
 def test_it_groups_the_questions_into_pages_in_display_order(sandbox: RunningSandbox) -> None:
     _, content = view_next(sandbox, create_learner(sandbox))
 
@@ -623,3 +637,116 @@ def test_it_never_prints_the_key_or_the_password(capsys: pytest.CaptureFixture[s
     assert "POST /plapi/v1/partners/users/create-learner 201" in printed
     assert DEMO_API_KEY not in printed
     assert "correct-horse" not in printed
+
+
+# Persistence
+
+
+def test_it_keeps_its_state_in_memory_unless_given_a_file(tmp_path: Path) -> None:
+    with start_sandbox() as sandbox:
+        create_learner(sandbox)
+
+    assert sandbox.state.state_file is None
+    assert _state_file(None, no_persist=True) is None
+    assert _state_file("", no_persist=False) is None
+    assert _state_file(None, no_persist=False) == Path(settings.BASE_DIR) / ".sandbox-state.json"
+    assert _state_file(str(tmp_path / "s.json"), no_persist=False) == tmp_path / "s.json"
+
+
+def test_it_remembers_learners_and_sessions_across_a_restart(tmp_path: Path) -> None:
+    state_file = tmp_path / "state.json"
+    with start_sandbox(state_file=state_file) as sandbox:
+        learner = create_learner(sandbox, "amara", email="amara@example.org")
+        assessment_id, content = view_next(sandbox, learner)
+    assert state_file.exists()
+
+    with start_sandbox(state_file=state_file) as sandbox:
+        again = call(sandbox, "GET", NEXT, learner=learner)
+        assert again.status_code == 200, again.text
+        assert again.json()["assessment_id"] == assessment_id
+        submitted = submit(sandbox, learner, int(content["assessment_session"]), pick(content))
+        assert submitted.status_code == 200, submitted.text
+        assert results(sandbox, learner, assessment_id).status_code == 200
+        body = {"username": "AMARA", "password": "correct-horse", "dob": "2009-03-14"}
+        assert_refused(call(sandbox, "POST", CREATE, json=body), 409, "taken")
+
+    with start_sandbox(state_file=state_file) as sandbox:
+        assert results(sandbox, learner, assessment_id).status_code == 200
+        following = call(sandbox, "GET", NEXT, learner=learner).json()["assessment_id"]
+        other = call(sandbox, "GET", NEXT, learner=create_learner(sandbox, "ben")).json()
+    # Ids keep counting after a restart, so no new offer reuses an old one.
+    assert len({assessment_id, following, other["assessment_id"]}) == 3
+    # Only the state file is left behind: every save replaced it through a temporary file.
+    assert [path.name for path in tmp_path.iterdir()] == ["state.json"]
+
+
+def test_it_saves_an_expired_session(tmp_path: Path) -> None:
+    state_file = tmp_path / "state.json"
+    with start_sandbox(state_file=state_file) as sandbox:
+        learner = create_learner(sandbox)
+        _, content = view_next(sandbox, learner)
+        sandbox.state.expire_sessions(learner)
+
+    with start_sandbox(state_file=state_file) as sandbox:
+        response = submit(sandbox, learner, int(content["assessment_session"]), pick(content))
+
+    assert_refused(response, 400, "Unknown or expired session")
+
+
+def test_it_never_writes_the_password_or_the_key(tmp_path: Path) -> None:
+    state_file = tmp_path / "state.json"
+    with start_sandbox(state_file=state_file) as sandbox:
+        learner = create_learner(sandbox, "amara", email="amara@example.org")
+        complete(sandbox, learner)
+
+    saved = state_file.read_text()
+    assert learner in saved and "amara@example.org" in saved
+    assert "correct-horse" not in saved
+    assert "password" not in saved
+    assert DEMO_API_KEY not in saved
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"\xff\xfe\x00",
+        b"[]",
+        b'{"format": 1}',
+        b'{"format": 99, "learners": [], "offers": [], "sessions": {}}',
+        # Well formed, but a session names an assessment that does not exist.
+        b'{"format": 1, "next_assessment_id": 1001, "learners": [], "offers": [],'
+        b' "sessions": {"123456789012": ["someone", 1001]}}',
+    ],
+)
+def test_it_starts_empty_from_a_corrupt_state_file(
+    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state_file = tmp_path / "state.json"
+    state_file.write_bytes(content)
+
+    with start_sandbox(state_file=state_file) as sandbox:
+        assert sandbox.state.learners == {}
+        assert_refused(call(sandbox, "GET", NEXT, learner="someone"), 404)
+        create_learner(sandbox)
+
+    assert "corrupt state file" in capsys.readouterr().err
+    # The corrupt file is kept aside for a look, and the new state saved in its place.
+    assert (tmp_path / "state.json.corrupt").read_bytes() == content
+    assert len(json.loads(state_file.read_text())["learners"]) == 1
+
+
+def test_it_round_trips_its_state_through_json() -> None:
+    with start_sandbox() as sandbox:
+        learner = create_learner(sandbox, first_name="Amara", last_name=None)
+        complete(sandbox, learner)
+        view_next(sandbox, learner)
+        saved = json.loads(json.dumps(sandbox.state.to_json()))
+
+    restored = SandboxState()
+    restored.restore(saved)
+
+    assert restored.to_json() == saved
+    assert restored.learners == sandbox.state.learners
+    assert restored.offers == sandbox.state.offers
+    assert restored.sessions == sandbox.state.sessions

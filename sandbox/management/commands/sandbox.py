@@ -1,7 +1,12 @@
-"""Serve the sandbox upstream in the foreground: `python manage.py sandbox --port 8001`."""
+"""Serve the sandbox upstream in the foreground: `python manage.py sandbox --port 8001`.
+
+Its state is kept in `.sandbox-state.json` in the project root (see --state-file), so learners
+registered through the portal are still known after a restart.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -18,7 +23,7 @@ class Command(BaseCommand):
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        """Declare the host, port, key and sequence length options."""
+        """Declare the host, port, key, sequence length and state file options."""
         parser.add_argument("--host", default="127.0.0.1", help="address to bind")
         parser.add_argument("--port", type=int, default=8001, help="port to bind")
         parser.add_argument(
@@ -32,17 +37,41 @@ class Command(BaseCommand):
             default=3,
             help="how many assessments each learner is offered in turn",
         )
+        parser.add_argument(
+            "--state-file",
+            default=None,
+            metavar="PATH",
+            help="file the state is loaded from and saved to after every change "
+            "(default: .sandbox-state.json in the project root; '' keeps it in memory only)",
+        )
+        parser.add_argument(
+            "--no-persist",
+            action="store_true",
+            help="keep the state in memory only (the same as --state-file '')",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Bind, print the base URL (never the key) and serve until interrupted."""
         api_key = options["api_key"] or settings.PARTNER_API_KEY
-        state = SandboxState(assessments_per_learner=options["assessments_per_learner"])
+        state_file = _state_file(options["state_file"], no_persist=options["no_persist"])
+        state = SandboxState(
+            assessments_per_learner=options["assessments_per_learner"], state_file=state_file
+        )
+        warning = state.load()
+        if warning:
+            self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
         host, port = options["host"], options["port"]
         try:
             server = make_sandbox_server(host, port, api_key=api_key, state=state)
         except OSError as error:
             raise CommandError(f"Cannot listen on {host}:{port}: {error.strerror}") from None
         self.stdout.write(f"Sandbox upstream serving at {base_url_of(server)}")
+        if state_file is None:
+            self.stdout.write("State is kept in memory only.")
+        else:
+            count = len(state.learners)
+            loaded = f"{count} learner{'' if count == 1 else 's'} loaded"
+            self.stdout.write(f"State is kept in {state_file} ({loaded}).")
         self.stdout.write("Quit with Ctrl-C.")
         # Flush now: under `make run` stdout is often a pipe, which would hold the line back.
         self.stdout.flush()
@@ -52,3 +81,12 @@ class Command(BaseCommand):
             self.stdout.write("Sandbox stopped.")
         finally:
             server.server_close()
+
+
+def _state_file(option: str | None, *, no_persist: bool) -> Path | None:
+    """Return the state file to use: the option, the default in BASE_DIR, or None for memory."""
+    if no_persist or option == "":
+        return None
+    if option is None:
+        return Path(settings.BASE_DIR) / ".sandbox-state.json"
+    return Path(option)
