@@ -12,6 +12,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
 
 class AttemptAnswerInline(admin.TabularInline):
     model = AttemptAnswer
@@ -61,6 +64,10 @@ class AssessmentAttemptAdmin(admin.ModelAdmin):
     date_hierarchy = "offered_at"
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Deleting an attempt would delete a learner's answers and results with it.
         return False
 
 

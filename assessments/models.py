@@ -40,6 +40,11 @@ class AssessmentAttempt(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    # Background delivery bookkeeping: when the state last changed (to spot a submission
+    # whose process died mid-call), how many deliveries were tried, and when to try next.
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+    delivery_attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-offered_at", "-id"]
@@ -48,7 +53,10 @@ class AssessmentAttempt(models.Model):
                 fields=["learner", "assessment_id"], name="unique_attempt_per_assessment"
             )
         ]
-        indexes = [models.Index(fields=["state", "offered_at"])]
+        indexes = [
+            models.Index(fields=["state", "offered_at"]),
+            models.Index(fields=["state", "next_attempt_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.title or 'Assessment'} #{self.assessment_id} ({self.learner})"

@@ -1,20 +1,17 @@
 """The learner's pages: my assessments, the taking flow, submission and results."""
 
-import contextlib
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessments import services
+from assessments import delivery, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
     first_page_to_resume,
     question_pages,
     saved_answers,
-    unanswered_questions,
 )
 from learners.models import Learner
 from portal.access import learner_required
@@ -33,11 +30,17 @@ def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> Assessment
 def my_assessments(request: HttpRequest) -> HttpResponse:
     """List the learner's assessments: the one to start or resume, and past results."""
     attempts = list(request.learner.attempts.select_related("result"))
-    open_attempt = next((a for a in attempts if a.is_open), None)
+    current = next((a for a in attempts if a.state in services.UNFINISHED_STATES), None)
+    if current is None:
+        current = next((a for a in attempts if a.is_open), None)
     return render(
         request,
         "assessments/my_assessments.html",
-        {"attempts": attempts, "open_attempt": open_attempt},
+        {
+            "attempts": attempts,
+            "current": current,
+            "finished": [a for a in attempts if a.state in (State.COMPLETED, State.SUBMITTED)],
+        },
     )
 
 
@@ -84,6 +87,8 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     initial = {field_name(q): answers[q["id"]] for q in page.questions if q["id"] in answers}
     # An empty POST is still a POST (an autosave with nothing chosen yet): bind it.
     data = request.POST if request.method == "POST" else None
+    # A "Change" link from the check page brings the learner back there after saving.
+    returning_to_check = request.GET.get("from") == "check"
     form = QuestionPageForm(data, page=page, initial=initial)
 
     if request.method == "POST":
@@ -96,15 +101,23 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
         if "save_and_exit" in request.POST:
             messages.success(request, "Your answers are saved. You can come back at any time.")
             return redirect("assessments:my_assessments")
+        if "previous" in request.POST and number > 1:
+            return redirect("assessments:page", assessment_id=assessment_id, number=number - 1)
         if form.require_every_answer():
-            if number < len(pages):
+            if number < len(pages) and not returning_to_check:
                 return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
             return redirect("assessments:check", assessment_id=assessment_id)
 
     return render(
         request,
         "assessments/question_page.html",
-        {"attempt": attempt, "page": page, "page_count": len(pages), "form": form},
+        {
+            "attempt": attempt,
+            "page": page,
+            "page_count": len(pages),
+            "form": form,
+            "returning_to_check": returning_to_check,
+        },
     )
 
 
@@ -142,10 +155,9 @@ def submit(request: HttpRequest, assessment_id: int) -> HttpResponse:
     """Send the answers, refusing locally while any question is unanswered."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     try:
-        attempt = services.attempt_submit(attempt=attempt)
-    except services.IncompleteAnswers:
-        missing = unanswered_questions(attempt, saved_answers(attempt))
-        return _render_check(request, attempt, missing=missing, status=400)
+        attempt = delivery.attempt_submit(attempt=attempt)
+    except delivery.IncompleteAnswers as incomplete:
+        return _render_check(request, attempt, missing=incomplete.missing, status=400)
     except services.AttemptClosed:
         pass  # already sent, perhaps from another tab: show where it stands
     return redirect("assessments:results", assessment_id=assessment_id)
@@ -153,14 +165,15 @@ def submit(request: HttpRequest, assessment_id: int) -> HttpResponse:
 
 @learner_required
 def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
-    """Show the results, or where the submission stands if there are none yet."""
+    """Show the results, or where the submission stands; POST asks for missing results."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if attempt.is_open:
         return redirect("assessments:take", assessment_id=assessment_id)
+    if request.method == "POST":
+        if attempt.state == State.SUBMITTED:
+            delivery.attempt_fetch_results(attempt=attempt)
+        return redirect("assessments:results", assessment_id=assessment_id)
     result = getattr(attempt, "result", None)
-    if result is None and attempt.state == State.SUBMITTED:
-        # Submitted but the results could not be fetched then: try once more now.
-        result = services.attempt_fetch_results(attempt=attempt)
     return render(request, "assessments/results.html", {"attempt": attempt, "result": result})
 
 
@@ -169,8 +182,7 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
 def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
     """Try again to deliver answers that are waiting to be sent."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
-    with contextlib.suppress(services.AttemptClosed):
-        services.attempt_resend(attempt=attempt)
+    delivery.attempt_deliver(attempt_id=attempt.pk, force=True)
     return redirect("assessments:results", assessment_id=assessment_id)
 
 

@@ -35,3 +35,7 @@ class LearnerAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         # Learners are registered through the portal page, which registers them upstream too.
         return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # The upstream keeps the learner; removing personal data is a separate, audited step.
+        return False

@@ -31,14 +31,14 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         label="Date of birth",
         input_formats=["%Y-%m-%d"],
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
-        help_text="For example 2009-03-27.",
+        help_text="Use the date picker, or type it as year-month-day, for example 2009-03-27.",
         error_messages={"invalid": "Enter the date of birth as a real date, like 2009-03-27."},
     )
     email = forms.EmailField(required=False, label="Email (optional)")
     first_name = forms.CharField(max_length=150, required=False, label="First name (optional)")
     last_name = forms.CharField(max_length=150, required=False, label="Last name (optional)")
     level = forms.ChoiceField(
-        choices=[("", "Let the assessment service decide"), *Level.choices],
+        choices=[("", "Not set (the assessment service decides)"), *Level.choices],
         required=False,
         help_text="Further education, secondary or primary.",
     )

@@ -16,8 +16,8 @@ class Learner(models.Model):
     """A learner registered upstream under the partner's subscription."""
 
     class Status(models.TextChoices):
-        # A learner is saved locally before the upstream call, so that a failure in the
-        # middle leaves a trace; it becomes active once the upstream has returned a user_id.
+        # A learner is saved locally before the upstream call and becomes active once the
+        # upstream has returned a user_id; a failed call removes it again.
         PENDING = "pending", "Registration pending"
         ACTIVE = "active", "Active"
 
@@ -60,5 +60,6 @@ class Learner(models.Model):
         return full or self.username
 
     @property
-    def is_active(self) -> bool:
+    def is_registered(self) -> bool:
+        """Return whether the upstream registration completed (not the sign-in account)."""
         return self.status == self.Status.ACTIVE

@@ -2,27 +2,31 @@
 
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
-from assessments.models import AssessmentAttempt
+from assessments.models import AssessmentAttempt, AssessmentResult
 from learners.models import Learner
 
 
 def learner_list(*, query: str = "", level: str = "") -> QuerySet[Learner]:
     """Return registered learners matching a search and level, with their latest attempt."""
     learners = Learner.objects.filter(status=Learner.Status.ACTIVE)
-    if query:
+    for word in query.split()[:5]:
+        # Every word must match somewhere, so "Amira Khan" finds Amira Khan.
         learners = learners.filter(
-            Q(username__icontains=query)
-            | Q(first_name__icontains=query)
-            | Q(last_name__icontains=query)
-            | Q(email__icontains=query)
-            | Q(upstream_user_id=query)
+            Q(username__icontains=word)
+            | Q(first_name__icontains=word)
+            | Q(last_name__icontains=word)
+            | Q(email__icontains=word)
         )
     if level:
         learners = learners.filter(level=level)
     latest = AssessmentAttempt.objects.filter(learner=OuterRef("pk")).order_by("-offered_at", "-id")
+    # The latest results stay visible while a newer assessment is under way.
+    latest_result = AssessmentResult.objects.filter(attempt__learner=OuterRef("pk")).order_by(
+        "-received_at", "-id"
+    )
     return learners.annotate(
         latest_state=Subquery(latest.values("state")[:1]),
-        latest_risk_level=Subquery(latest.values("result__risk_level")[:1]),
+        latest_risk_level=Subquery(latest_result.values("risk_level")[:1]),
     ).order_by("last_name", "first_name", "username")
 
 

@@ -43,7 +43,11 @@ def learner_new(request: HttpRequest) -> HttpResponse:
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
         else:
-            messages.success(request, f"{learner.display_name} is registered and can sign in.")
+            messages.success(
+                request,
+                f"{learner.display_name} is registered and can sign in with the username "
+                f"{learner.username} and the password you chose.",
+            )
             return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/new.html", {"form": form})
 

@@ -6,6 +6,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
 
 STAFF_GROUP = "Partner staff"
 
@@ -26,7 +27,7 @@ def learner_for(user: AbstractBaseUser | AnonymousUser):
     if not user.is_authenticated:
         return None
     learner = getattr(user, "learner", None)
-    if learner is None or not learner.is_active:
+    if learner is None or not learner.is_registered:
         return None
     return learner
 
@@ -34,6 +35,9 @@ def learner_for(user: AbstractBaseUser | AnonymousUser):
 def staff_required(view: View) -> View:
     """Let partner staff in; send anonymous users to sign in; 404 for everyone else."""
 
+    # Personal data: never kept by the browser's cache (the back button after signing out
+    # or sending answers shows a fresh page, not a stale copy).
+    @never_cache
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -47,6 +51,7 @@ def staff_required(view: View) -> View:
 def learner_required(view: View) -> View:
     """Let learners in with `request.learner` set; send anonymous users to sign in; 404 others."""
 
+    @never_cache
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:

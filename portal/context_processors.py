@@ -3,6 +3,7 @@
 from django.http import HttpRequest
 
 from portal.access import is_staff_member, learner_for
+from portal.partner_api import upstream_status
 
 
 def roles(request: HttpRequest) -> dict:
@@ -11,3 +12,8 @@ def roles(request: HttpRequest) -> dict:
     if user is None:
         return {"is_partner_staff": False, "current_learner": None}
     return {"is_partner_staff": is_staff_member(user), "current_learner": learner_for(user)}
+
+
+def upstream(request: HttpRequest) -> dict:
+    """Tell templates whether the assessment service is answering (no network call)."""
+    return {"upstream_available": upstream_status().available}

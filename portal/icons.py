@@ -5,11 +5,12 @@ from urllib.parse import urlsplit
 # Known icon names and the symbol shown for each. The symbol is decorative (the answer text
 # beside it says everything), so screen readers skip it.
 KNOWN_ICONS = {
-    "never": "○",
-    "rarely": "◔",
-    "sometimes": "◑",
-    "often": "◕",
-    "always": "●",
+    # A rising bar, not circles: circles beside a radio button look like more radio buttons.
+    "never": "▁",
+    "rarely": "▂",
+    "sometimes": "▄",
+    "often": "▆",
+    "always": "█",
     "smile": "☺",
     "frown": "☹",
     "neutral": "◌",

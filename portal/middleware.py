@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from portal.partner_api import PartnerApiError
+from portal.upstream import failure_message
 
 logger = logging.getLogger(__name__)
 
@@ -23,4 +24,9 @@ class UpstreamErrorMiddleware:
         if not isinstance(exception, PartnerApiError):
             return None
         logger.warning("Upstream failure reached a page: %s", exception)
-        return render(request, "portal/upstream_error.html", {"error": exception}, status=503)
+        return render(
+            request,
+            "portal/upstream_error.html",
+            {"message": failure_message(exception)},
+            status=503,
+        )

@@ -5,30 +5,58 @@ from __future__ import annotations
 import json
 import logging
 import math
+import random as _random
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from email.utils import parsedate_to_datetime
 from http.cookiejar import DefaultCookiePolicy
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
+
+from portal.partner_api_resilience import (
+    DEFAULT_BACKOFF,
+    DEFAULT_BACKOFF_CAP,
+    DEFAULT_BREAKER_COOLDOWN,
+    DEFAULT_BREAKER_THRESHOLD,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RETRY_AFTER_CAP,
+    DEFAULT_RETRY_BUDGET,
+    MIN_ATTEMPT_SECONDS,
+    CallRecord,
+    CircuitBreaker,
+    Permit,
+    RetryPlan,
+    RetryPolicy,
+    UpstreamStatus,
+    Verdict,
+    add_call_listener,
+    breaker_for,
+    check_breaker_settings,
+    existing_breaker,
+    notify_call_listeners,
+    remove_call_listener,
+    reset_circuit_breakers,
+)
 
 __all__ = [
     "Answer",
     "AssessmentContent",
     "AssessmentInfo",
     "AssessmentResults",
+    "CallRecord",
     "CreatedLearner",
     "FocusArea",
     "NextAssessment",
     "PartnerApiBadResponse",
+    "PartnerApiCircuitOpen",
     "PartnerApiClient",
     "PartnerApiError",
     "PartnerApiRejected",
@@ -36,8 +64,14 @@ __all__ = [
     "PartnerApiUnavailable",
     "Question",
     "Response",
+    "RetryPolicy",
     "SubmitReceipt",
+    "UpstreamStatus",
+    "add_call_listener",
     "get_client",
+    "remove_call_listener",
+    "reset_circuit_breakers",
+    "upstream_status",
 ]
 
 logger = logging.getLogger("portal.partner_api")
@@ -82,6 +116,25 @@ DECIMAL_PLACES = Decimal("0.0001")
 #
 # - Timestamps (Created, UpdatedDateTime): ISO 8601 with an offset; a trailing Z is accepted,
 #   a timestamp without an offset is taken as UTC, an unparseable one is dropped (None).
+#
+# - Idempotency: the spec says nothing, so only what is safe is repeated. GETs are reads and
+#   are retried on any "unavailable" failure. create-learner is retried only when the request
+#   surely never left this host (a repeat could create a second learner or answer 409).
+#   submit-assessment is never repeated here: the services reconcile (results, 409) first.
+RETRY_IF_UNAVAILABLE = "if unavailable"
+RETRY_IF_NOT_SENT = "if not sent"
+RETRY_NEVER = "never"
+ENDPOINT_RETRIES = {
+    "create-learner": RETRY_IF_NOT_SENT,
+    "next-assessment": RETRY_IF_UNAVAILABLE,
+    "view-assessment": RETRY_IF_UNAVAILABLE,
+    "submit-assessment": RETRY_NEVER,
+    "results": RETRY_IF_UNAVAILABLE,
+}
+NOT_RETRIED = {
+    RETRY_IF_NOT_SENT: "not retried: the request may have reached the upstream",
+    RETRY_NEVER: "not retried: a submission is never resent by the client",
+}
 # ---------------------------------------------------------------------------------------------
 
 ENDPOINT_PATHS = {
@@ -287,21 +340,92 @@ class PartnerApiServerError(PartnerApiError):
     default_reason = "upstream server error"
 
 
+class PartnerApiCircuitOpen(PartnerApiUnavailable):
+    """The upstream failed repeatedly, so calls fail fast for a cool-down without being sent."""
+
+    default_reason = "assessment service marked unavailable (circuit open)"
+
+    def __init__(
+        self,
+        endpoint: str,
+        reason: str | None = None,
+        *,
+        open_until: datetime | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.open_until = open_until  # None while a trial call is deciding
+        super().__init__(endpoint, reason, retry_after=retry_after, reached_upstream=False)
+
+
 class _ShapeError(Exception):
     """A response body that does not fit the expected shape; the message names the field path."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    """Everything needed to send (and resend) one call, and the values it must never echo."""
+
+    endpoint: str
+    method: str
+    url: str
+    headers: dict[str, str]
+    params: Mapping[str, str] | None
+    json_body: Any
+    secrets: tuple[str, ...]
+
+
+# Upstream status ------------------------------------------------------------------------------
+
+
+def upstream_status(base_url: str | None = None) -> UpstreamStatus:
+    """Say whether calls to the configured upstream (or `base_url`) fail fast; never does I/O."""
+    if base_url is None:
+        from django.conf import settings
+
+        base_url = settings.PARTNER_API_BASE_URL
+    try:
+        breaker = existing_breaker(_breaker_key(base_url))
+    except ValueError:  # a broken setting: get_client() reports it, a banner should not
+        breaker = None
+    if breaker is None:  # no call yet: nothing known against the upstream
+        return UpstreamStatus(available=True, open_until=None, consecutive_failures=0)
+    snapshot = breaker.snapshot()
+    open_until = None
+    if snapshot.open_for is not None:
+        open_until = datetime.now(UTC) + timedelta(seconds=snapshot.open_for)
+    return UpstreamStatus(snapshot.available, open_until, snapshot.consecutive_failures)
 
 
 # The client -----------------------------------------------------------------------------------
 
 
 class PartnerApiClient:
-    """One partner's connection to the upstream, with a keep-alive pool shared by all calls."""
+    """One partner's connection to the upstream, with a keep-alive pool shared by all calls.
+
+    GETs are retried on "unavailable" failures with full-jitter backoff (or the upstream's
+    Retry-After, up to `retry_after_cap`), at most `max_attempts` times within `retry_budget`
+    seconds per call; create-learner only when the request surely never left; submissions
+    never. A circuit breaker shared by every client of the same upstream fails calls fast for
+    `breaker_cooldown` seconds after `breaker_threshold` consecutive calls found it down (0 turns
+    it off). `sleep`, `random` (uniform(a, b)) and `clock` (monotonic seconds) are for tests.
+    """
 
     def __init__(
         self,
         base_url: str,
         api_key: str,
         timeout: tuple[float, float] | float = DEFAULT_TIMEOUT,
+        *,
+        retry_budget: float = DEFAULT_RETRY_BUDGET,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        backoff: float = DEFAULT_BACKOFF,
+        backoff_cap: float = DEFAULT_BACKOFF_CAP,
+        retry_after_cap: float = DEFAULT_RETRY_AFTER_CAP,
+        breaker_threshold: int = DEFAULT_BREAKER_THRESHOLD,
+        breaker_cooldown: float = DEFAULT_BREAKER_COOLDOWN,
+        sleep: Callable[[float], object] = time.sleep,
+        random: Callable[[float, float], float] = _random.uniform,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.base_url = _normalise_base_url(base_url)
         if not isinstance(api_key, str) or not api_key.strip():
@@ -310,6 +434,20 @@ class PartnerApiClient:
             raise ValueError("The partner API key contains whitespace or control characters.")
         self._api_key = api_key
         self.timeout = _normalise_timeout(timeout)
+        self.retry_policy = RetryPolicy(
+            max_attempts=max_attempts,
+            budget=retry_budget,
+            backoff=backoff,
+            backoff_cap=backoff_cap,
+            retry_after_cap=retry_after_cap,
+        )
+        check_breaker_settings(breaker_threshold, breaker_cooldown)
+        self.breaker_threshold = breaker_threshold
+        self.breaker_cooldown = float(breaker_cooldown)
+        self._breaker_key = _breaker_key(self.base_url)
+        self._sleep = sleep
+        self._uniform = random
+        self._clock = clock
         self._session = requests.Session()
         self._session.headers.update(
             {API_KEY_HEADER: api_key, "Accept": "application/json", "User-Agent": USER_AGENT}
@@ -324,6 +462,20 @@ class PartnerApiClient:
     def close(self) -> None:
         """Close the pooled connections."""
         self._session.close()
+
+    @property
+    def circuit_breaker(self) -> CircuitBreaker:
+        """Return the breaker this process keeps for the client's upstream."""
+        return breaker_for(
+            self._breaker_key,
+            threshold=self.breaker_threshold,
+            cooldown=self.breaker_cooldown,
+            clock=self._clock,
+        )
+
+    def upstream_status(self) -> UpstreamStatus:
+        """Say whether calls to this client's upstream fail fast; never does I/O."""
+        return upstream_status(self.base_url)
 
     # Endpoints --------------------------------------------------------------------------------
 
@@ -373,8 +525,9 @@ class PartnerApiClient:
     ) -> SubmitReceipt:
         """Submit the learner's responses (one per question) with the content's session."""
         body = _submission_body(session, responses)
-        response, _ = self._send("submit-assessment", "POST", learner_id=learner_id, json_body=body)
-        return SubmitReceipt(status_code=response.status_code, body=_submit_reply_body(response))
+        return self._call(
+            "submit-assessment", "POST", _read_submit_reply, learner_id=learner_id, json_body=body
+        )
 
     def results(self, learner_id: str, assessment_id: int) -> AssessmentResults:
         """Fetch the results of a submitted assessment."""
@@ -387,60 +540,206 @@ class PartnerApiClient:
     def _request_json(
         self, endpoint: str, parser: Callable[[Any], _T], method: str, **request: Any
     ) -> _T:
-        """Send a request and validate its JSON body into a dataclass with the parser."""
-        response, request_id = self._send(endpoint, method, **request)
-        common: dict[str, Any] = {"status": response.status_code, "request_id": request_id}
-        try:
-            data = response.json()
-        except ValueError:
-            raise PartnerApiBadResponse(endpoint, detail="body is not JSON", **common) from None
-        try:
-            return parser(data)
-        except _ShapeError as exc:
-            raise PartnerApiBadResponse(endpoint, detail=str(exc), **common) from None
+        """Make a call and validate its JSON body into a dataclass with the parser."""
 
-    def _send(
+        def read(response: requests.Response, request_id: str | None) -> _T:
+            common: dict[str, Any] = {"status": response.status_code, "request_id": request_id}
+            try:
+                data = response.json()
+            except ValueError:
+                raise PartnerApiBadResponse(endpoint, detail="body is not JSON", **common) from None
+            try:
+                return parser(data)
+            except _ShapeError as exc:
+                raise PartnerApiBadResponse(endpoint, detail=str(exc), **common) from None
+
+        return self._call(endpoint, method, read, **request)
+
+    def _call(
         self,
         endpoint: str,
         method: str,
+        read: Callable[[requests.Response, str | None], _T],
         *,
         learner_id: str | None = None,
         assessment_id: int | None = None,
         params: Mapping[str, str] | None = None,
         json_body: Any = None,
         secrets: tuple[str, ...] = (),
-    ) -> tuple[requests.Response, str | None]:
-        """Send one request, log it, and return the response and request id on a 2xx."""
+    ) -> _T:
+        """Make one call: fail fast while the circuit is open, else attempt it as allowed."""
         path = ENDPOINT_PATHS[endpoint]
         if assessment_id is not None:
             path = path.format(assessment_id=_path_id(assessment_id))
         headers = {}
         if learner_id is not None:
             headers[LEARNER_ID_HEADER] = _header_learner_id(learner_id)
-        secrets = self._secrets(learner_id, secrets)
+        request = _Request(
+            endpoint=endpoint,
+            method=method,
+            url=self.base_url + path,
+            headers=headers,
+            params=params,
+            json_body=json_body,
+            secrets=self._secrets(learner_id, secrets),
+        )
 
-        started = time.monotonic()
+        breaker = self.circuit_breaker
+        permit = breaker.allow()
+        if permit is None:
+            raise self._refuse(request, breaker)
+        try:
+            result = self._attempt_until_done(request, read)
+        except BaseException as exc:
+            self._settle(breaker, permit, _verdict(exc), request)
+            raise
+        self._settle(breaker, permit, Verdict.HEALTHY, request)
+        return result
+
+    def _attempt_until_done(
+        self, request: _Request, read: Callable[[requests.Response, str | None], _T]
+    ) -> _T:
+        """Attempt a request, retrying as its endpoint allows, and return what `read` makes."""
+        policy = self.retry_policy
+        rule = ENDPOINT_RETRIES[request.endpoint]
+        max_attempts = 1 if rule == RETRY_NEVER else policy.max_attempts
+        deadline = self._clock() + policy.budget
+        attempt = 0
+        while True:
+            attempt += 1
+            timeout = self._attempt_timeout(request, attempt, deadline)
+            at = datetime.now(UTC)
+            started = self._clock()
+            error: PartnerApiError | None = None
+            try:
+                response, request_id = self._send(request, timeout)
+                result = read(response, request_id)
+                status: int | None = response.status_code
+            except PartnerApiError as exc:
+                error = exc
+                status, request_id = exc.status, exc.request_id
+            latency_ms = max(round((self._clock() - started) * 1000), 0)
+
+            plan: RetryPlan | None = None
+            if isinstance(error, PartnerApiUnavailable):
+                if rule == RETRY_IF_UNAVAILABLE or (
+                    rule == RETRY_IF_NOT_SENT and not error.reached_upstream
+                ):
+                    plan = policy.plan(
+                        attempt=attempt,
+                        max_attempts=max_attempts,
+                        retry_after=error.retry_after,
+                        time_left=deadline - self._clock(),
+                        uniform=self._uniform,
+                    )
+                else:
+                    plan = RetryPlan(None, NOT_RETRIED[rule])
+
+            record = CallRecord(
+                endpoint=request.endpoint,
+                method=request.method,
+                outcome=str(status) if status is not None else _failure_kind(error),
+                status=status,
+                ok=error is None,
+                latency_ms=latency_ms,
+                attempt=attempt,
+                request_id=request_id,
+                error=error,
+                at=at,
+            )
+            _log_attempt(record, max_attempts, plan)
+            notify_call_listeners(record)
+            if error is None:
+                return result
+            if plan is None or plan.delay is None:
+                raise error
+            self._sleep(plan.delay)
+
+    def _attempt_timeout(
+        self, request: _Request, attempt: int, deadline: float
+    ) -> tuple[float, float]:
+        """Return the (connect, read) timeout of an attempt, cut to what is left of the budget."""
+        if attempt == 1:
+            if request.method != "GET":
+                return self.timeout  # a POST sent once gets all its time, never cut short
+            time_left = self.retry_policy.budget
+        else:
+            time_left = max(deadline - self._clock(), MIN_ATTEMPT_SECONDS)
+        connect, read = self.timeout
+        return (min(connect, time_left), min(read, time_left))
+
+    def _send(
+        self, request: _Request, timeout: tuple[float, float]
+    ) -> tuple[requests.Response, str | None]:
+        """Send one request and return the response and request id on a 2xx, else raise."""
         try:
             response = self._session.request(
-                method,
-                self.base_url + path,
-                params=params,
-                json=json_body,
-                headers=headers,
-                timeout=self.timeout,
+                request.method,
+                request.url,
+                params=request.params,
+                json=request.json_body,
+                headers=request.headers,
+                timeout=timeout,
                 allow_redirects=False,
             )
         except requests.RequestException as exc:
-            error = _transport_error(endpoint, exc)
-            _log_call(endpoint, method, error.reason, started, None)
-            raise error from None
+            raise _transport_error(request.endpoint, exc) from None
 
-        request_id = _request_id(response, secrets)
-        _log_call(endpoint, method, str(response.status_code), started, request_id)
-        error = _status_error(endpoint, response, request_id, secrets)
+        request_id = _request_id(response, request.secrets)
+        error = _status_error(request.endpoint, response, request_id, request.secrets)
         if error is not None:
             raise error
         return response, request_id
+
+    def _refuse(self, request: _Request, breaker: CircuitBreaker) -> PartnerApiCircuitOpen:
+        """Build, log and report the error of a call refused by the open circuit."""
+        snapshot = breaker.snapshot()
+        open_until = None
+        if snapshot.open_for is not None:
+            open_until = datetime.now(UTC) + timedelta(seconds=snapshot.open_for)
+        error = PartnerApiCircuitOpen(
+            request.endpoint, open_until=open_until, retry_after=snapshot.open_for
+        )
+        logger.info(
+            "partner API %s %s -> circuit open, not sent (%s)",
+            request.endpoint,
+            request.method,
+            f"{snapshot.open_for:.0f} s of cool-down left"
+            if snapshot.open_for is not None
+            else "a trial call is under way",
+        )
+        notify_call_listeners(
+            CallRecord(
+                endpoint=request.endpoint,
+                method=request.method,
+                outcome="circuit open",
+                status=None,
+                ok=False,
+                latency_ms=0,
+                attempt=0,
+                request_id=None,
+                error=error,
+                at=datetime.now(UTC),
+            )
+        )
+        return error
+
+    def _settle(
+        self, breaker: CircuitBreaker, permit: Permit, verdict: Verdict, request: _Request
+    ) -> None:
+        """Tell the breaker how a call ended, and log when that opens or closes the circuit."""
+        change = breaker.settle(permit, verdict)
+        if change == "closed":
+            logger.info("partner API circuit closed: a trial %s call succeeded", request.endpoint)
+        elif change is not None:
+            logger.warning(
+                "partner API circuit %s after %d consecutive failed calls (last: %s); "
+                "failing fast for %g s",
+                change,
+                breaker.snapshot().consecutive_failures,
+                request.endpoint,
+                breaker.cooldown,
+            )
 
     def _secrets(self, learner_id: str | None, extra: tuple[str, ...]) -> tuple[str, ...]:
         """List the values that must never be echoed back from the upstream."""
@@ -449,7 +748,18 @@ class PartnerApiClient:
 
 # Settings -------------------------------------------------------------------------------------
 
-_cached_client: tuple[tuple[str, str, tuple[float, float]], PartnerApiClient] | None = None
+# Each client option and the setting (and environment variable) it comes from.
+CLIENT_SETTINGS = {
+    "retry_budget": ("PARTNER_API_RETRY_BUDGET", DEFAULT_RETRY_BUDGET),
+    "max_attempts": ("PARTNER_API_RETRY_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
+    "backoff": ("PARTNER_API_RETRY_BACKOFF", DEFAULT_BACKOFF),
+    "backoff_cap": ("PARTNER_API_RETRY_BACKOFF_CAP", DEFAULT_BACKOFF_CAP),
+    "retry_after_cap": ("PARTNER_API_RETRY_AFTER_CAP", DEFAULT_RETRY_AFTER_CAP),
+    "breaker_threshold": ("PARTNER_API_BREAKER_THRESHOLD", DEFAULT_BREAKER_THRESHOLD),
+    "breaker_cooldown": ("PARTNER_API_BREAKER_COOLDOWN", DEFAULT_BREAKER_COOLDOWN),
+}
+
+_cached_client: tuple[tuple[Any, ...], PartnerApiClient] | None = None
 _cache_lock = threading.Lock()
 
 
@@ -462,15 +772,20 @@ def get_client() -> PartnerApiClient:
     base_url = settings.PARTNER_API_BASE_URL
     api_key = settings.PARTNER_API_KEY
     timeout = getattr(settings, "PARTNER_API_TIMEOUT", DEFAULT_TIMEOUT)
+    options = {
+        option: getattr(settings, name, default)
+        for option, (name, default) in CLIENT_SETTINGS.items()
+    }
     with _cache_lock:
         try:
-            key = (base_url, api_key, _normalise_timeout(timeout))
+            key = (base_url, api_key, _normalise_timeout(timeout), *options.items())
             if _cached_client is not None and _cached_client[0] == key:
                 return _cached_client[1]
-            client = PartnerApiClient(base_url, api_key, timeout)
+            client = PartnerApiClient(base_url, api_key, timeout, **options)
         except ValueError as exc:
             raise ImproperlyConfigured(f"PARTNER_API_* settings: {exc}") from None
         # The old client is left to the garbage collector: another thread may still use it.
+        # Its circuit breaker lives on: it belongs to the upstream, not to the client.
         _cached_client = (key, client)
         return client
 
@@ -488,6 +803,12 @@ def _normalise_base_url(base_url: str) -> str:
     if not url.endswith(API_PREFIX):
         url += API_PREFIX
     return url
+
+
+def _breaker_key(base_url: str) -> str:
+    """Name an upstream for the breaker registry: its normalised URL, scheme and host lowercase."""
+    parts = urlsplit(_normalise_base_url(base_url))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, "", ""))
 
 
 def _normalise_timeout(timeout: tuple[float, ...] | list[float] | float) -> tuple[float, float]:
@@ -560,19 +881,39 @@ def _header_learner_id(learner_id: str) -> str:
     return learner_id
 
 
-def _log_call(
-    endpoint: str, method: str, outcome: str, started: float, request_id: str | None
-) -> None:
-    """Log one line per call: never headers, bodies, query values or identifiers of people."""
-    latency_ms = round((time.monotonic() - started) * 1000)
-    logger.info(
-        "partner API %s %s -> %s in %d ms (request id %s)",
-        endpoint,
-        method,
-        outcome,
-        latency_ms,
-        request_id or "-",
+def _log_attempt(record: CallRecord, max_attempts: int, plan: RetryPlan | None) -> None:
+    """Log one line per attempt: never headers, bodies, query values or identifiers of people."""
+    details = ""
+    if isinstance(record.error, PartnerApiBadResponse) and record.error.detail:
+        details += f"; {record.error.detail}"  # a field path or "body is not JSON": no values
+    if plan is not None:
+        details += f"; {plan.reason}"
+    logger.log(
+        logging.INFO if record.ok else logging.WARNING,
+        "partner API %s %s -> %s in %d ms (attempt %d/%d, request id %s)%s",
+        record.endpoint,
+        record.method,
+        record.outcome,
+        record.latency_ms,
+        record.attempt,
+        max_attempts,
+        record.request_id or "-",
+        details,
     )
+
+
+def _failure_kind(error: PartnerApiError | None) -> str:
+    """Name a failure that came without a status (a transport failure) for logs and records."""
+    return error.reason if error is not None else "no status"
+
+
+def _verdict(exc: BaseException) -> Verdict:
+    """Say what the way a call ended tells about the upstream's health, for the breaker."""
+    if isinstance(exc, PartnerApiUnavailable | PartnerApiServerError):
+        return Verdict.DOWN
+    if isinstance(exc, PartnerApiRejected | PartnerApiBadResponse):
+        return Verdict.HEALTHY  # it answered, if not as hoped
+    return Verdict.UNKNOWN
 
 
 # Responses ------------------------------------------------------------------------------------
@@ -717,6 +1058,11 @@ def _clean_text(text: str, limit: int, secrets: tuple[str, ...]) -> str:
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def _read_submit_reply(response: requests.Response, request_id: str | None) -> SubmitReceipt:
+    """Turn a successful submission's reply into a receipt."""
+    return SubmitReceipt(status_code=response.status_code, body=_submit_reply_body(response))
 
 
 def _submit_reply_body(response: requests.Response) -> dict | list | str | None:

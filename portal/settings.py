@@ -26,6 +26,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_tasks",
+    "django_tasks_db",
     "portal",
     "learners",
     "assessments",
@@ -56,6 +58,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.roles",
+                "portal.context_processors.upstream",
             ],
         },
     },
@@ -64,6 +67,14 @@ TEMPLATES = [
 WSGI_APPLICATION = "portal.wsgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Take the write lock when a transaction starts: with SQLite's default, two requests that
+    # read then write (a double click on "Send") deadlock and one fails with "locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"transaction_mode": "IMMEDIATE", "timeout": 20}
+    )
+    # Tests run a real task worker in a second process, which needs a file, not memory.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -71,6 +82,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+AUTHENTICATION_BACKENDS = ["portal.auth.CaseInsensitiveModelBackend"]
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -92,10 +105,39 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 PARTNER_API_BASE_URL = env(
     "PARTNER_API_BASE_URL", default="http://127.0.0.1:8001/plapi/v1/partners"
 )
-PARTNER_API_KEY = env("PARTNER_API_KEY", default="sandbox-demo-key")
+# Outside development the key must be set: a production portal must never fall back to
+# the sandbox's demo key.
+PARTNER_API_KEY = (
+    env("PARTNER_API_KEY", default="sandbox-demo-key") if DEBUG else env("PARTNER_API_KEY")
+)
 PARTNER_API_TIMEOUT = tuple(
     float(part) for part in env.list("PARTNER_API_TIMEOUT", default=["3.05", "10"])
 )
+# Retries of the client (GETs; create-learner only when the request never left): at most
+# MAX_ATTEMPTS attempts within BUDGET seconds per call, sleeping a random 0..BACKOFF*2^n
+# (at most BACKOFF_CAP) seconds between them, or the upstream's Retry-After up to
+# RETRY_AFTER_CAP (a longer one ends the call at once).
+PARTNER_API_RETRY_BUDGET = env.float("PARTNER_API_RETRY_BUDGET", default=10.0)
+PARTNER_API_RETRY_MAX_ATTEMPTS = env.int("PARTNER_API_RETRY_MAX_ATTEMPTS", default=4)
+PARTNER_API_RETRY_BACKOFF = env.float("PARTNER_API_RETRY_BACKOFF", default=0.25)
+PARTNER_API_RETRY_BACKOFF_CAP = env.float("PARTNER_API_RETRY_BACKOFF_CAP", default=2.0)
+PARTNER_API_RETRY_AFTER_CAP = env.float("PARTNER_API_RETRY_AFTER_CAP", default=5.0)
+# Circuit breaker: after THRESHOLD consecutive calls found the upstream down, calls fail fast
+# for COOLDOWN seconds, then one trial call decides (THRESHOLD 0 turns it off).
+PARTNER_API_BREAKER_THRESHOLD = env.int("PARTNER_API_BREAKER_THRESHOLD", default=5)
+PARTNER_API_BREAKER_COOLDOWN = env.float("PARTNER_API_BREAKER_COOLDOWN", default=30.0)
+
+# Background work (submission delivery, results fetch) on a database queue that survives
+# restarts; `python manage.py db_worker` runs it. Several workers may share one PostgreSQL.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+
+# How long a submission may sit in `submitting` before the sweep treats its call as lost
+# (it must be longer than any single upstream call can take, retries included).
+SUBMISSION_STUCK_AFTER = env.int("SUBMISSION_STUCK_AFTER", default=300)
+# Backoff for background delivery of pending submissions and results: seconds for the
+# first retry, doubling up to the cap.
+DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)
+DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
 
 LOGGING = {
     "version": 1,

@@ -2,6 +2,7 @@
 
 from portal.partner_api import (
     PartnerApiBadResponse,
+    PartnerApiCircuitOpen,
     PartnerApiError,
     PartnerApiRejected,
     PartnerApiServerError,
@@ -11,6 +12,11 @@ from portal.partner_api import (
 
 def failure_message(error: PartnerApiError) -> str:
     """Return a plain sentence about an upstream failure, safe to show on a page."""
+    if isinstance(error, PartnerApiCircuitOpen):
+        return (
+            "The assessment service is unavailable at the moment, so the portal is not "
+            "trying it for a little while. Please try again in a few minutes."
+        )
     if isinstance(error, PartnerApiUnavailable):
         if error.status == 429:
             return "The assessment service is busy right now. Please try again in a minute."
@@ -29,3 +35,21 @@ def failure_message(error: PartnerApiError) -> str:
             "Please try again later; if it keeps happening, tell your administrator."
         )
     return "Something went wrong with the assessment service. Please try again later."
+
+
+def record_failed_call(record) -> None:
+    """Keep a failed upstream call for the operations page (a client call listener)."""
+    if record.ok:
+        return
+    from portal.models import UpstreamFailure
+
+    UpstreamFailure.objects.create(
+        endpoint=record.endpoint,
+        method=record.method,
+        outcome=record.outcome[:200],
+        status=record.status,
+        attempt=record.attempt,
+        request_id=(record.request_id or "")[:100],
+        latency_ms=max(record.latency_ms, 0),
+        at=record.at,
+    )

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from assessments import staff_views
 from portal import views
 from portal.forms import SignInForm
 
@@ -16,8 +17,14 @@ urlpatterns = [
         ),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
     path("learners/", include("learners.urls")),
     path("me/", include("assessments.urls")),
+    path("operations/", staff_views.operations, name="operations"),
+    path(
+        "operations/attempts/<int:attempt_pk>/retry/",
+        staff_views.retry_attempt,
+        name="operations_retry",
+    ),
     path("admin/", admin.site.urls),
 ]

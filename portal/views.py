@@ -1,5 +1,7 @@
-"""Base views: the home page that sends each role to its place."""
+"""Base views: the home page that sends each role to its place, and signing out."""
 
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
@@ -16,3 +18,20 @@ def home(request: HttpRequest) -> HttpResponse:
         # Signed in but neither role (e.g. a learner whose registration never completed).
         return render(request, "portal/no_access.html", status=403)
     return redirect("login")
+
+
+class SignOutView(auth_views.LogoutView):
+    """Sign out on POST; a GET (a typed or bookmarked address) asks to confirm."""
+
+    http_method_names = ["get", "post", "options"]
+
+    def get(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect("login")
+        return render(request, "registration/sign_out.html")
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = super().post(request, *args, **kwargs)
+        # Said after the session is gone, so a shared computer shows it plainly.
+        messages.success(request, "You have signed out.")
+        return response

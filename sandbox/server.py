@@ -3,17 +3,20 @@
 It implements the spec with the assumptions of DESIGN.md section 4 and keeps its own state in
 memory, optionally saved to a JSON file after every change so that a restart (of `make run`, say)
 still knows the learners the portal registered. It never imports the portal's apps: it is an
-independent implementation of the spec.
+independent implementation of the spec. Faults (sandbox.faults) can be injected per endpoint,
+from Python, the command line or the control API at /_sandbox/faults.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import os
 import random
 import re
 import secrets
+import socket
 import socketserver
 import sys
 import tempfile
@@ -38,6 +41,8 @@ from sandbox.bank import (
     BankQuestion,
     questions_for_level,
 )
+from sandbox.faults import ENDPOINTS, JUNK_ASSESSMENT_ID, MISSING_FIELDS, FaultError, FaultSet
+from sandbox.faults import STATUS_KINDS as _STATUS_KINDS
 from sandbox.scoring import score_submission
 
 DEMO_API_KEY = "sandbox-demo-key"
@@ -47,13 +52,8 @@ STATUS_AVAILABLE = "AVAILABLE"
 STATUS_NONE_AVAILABLE = "NO_ASSESSMENT_AVAILABLE"
 STATUS_SUBMITTED = "SUBMITTED"
 
-ENDPOINTS = (
-    "create-learner",
-    "next-assessment",
-    "view-assessment",
-    "submit-assessment",
-    "results",
-)
+# The run-time fault control API; outside API_PREFIX, so it is never part of the partner API.
+CONTROL_PATH = "/_sandbox/faults"
 
 MAX_BODY_BYTES = 1_000_000
 FIRST_ASSESSMENT_ID = 1001
@@ -75,6 +75,8 @@ _ROUTES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 
 _ALLOWED_METHODS = {endpoint: method for endpoint, method, _ in _ROUTES}
 _BODY_KEY = "sandbox.body"
+_SOCKET_KEY = "sandbox.socket"  # the client's socket, so that a fault can drop it
+_HANDLER_KEY = "sandbox.handler"  # the request handler, for its access log
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _REASONS = {
@@ -86,6 +88,7 @@ _REASONS = {
     405: "Method Not Allowed",
     409: "Conflict",
     413: "Content Too Large",
+    429: "Too Many Requests",
     500: "Internal Server Error",
     502: "Bad Gateway",
     503: "Service Unavailable",
@@ -96,10 +99,26 @@ _REASONS = {
 class ApiError(Exception):
     """A refusal: an HTTP status with the message for the `{"error": ...}` body."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
+
+
+class DropConnection(ConnectionAbortedError):
+    """Close the connection without an answer (wsgiref's handler ends such a request quietly)."""
+
+
+@dataclass
+class Reply:
+    """A response to send: a status with a JSON body, or with raw bytes of a content type."""
+
+    status: int
+    body: Any = None
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    retry_after: int | None = None
 
 
 @dataclass
@@ -133,15 +152,6 @@ class Offer:
         return self.answers is not None
 
 
-@dataclass
-class Failure:
-    """A failure injected for an endpoint by a test or a demo."""
-
-    status: int
-    times: int
-    after_processing: bool
-
-
 class CorruptStateError(ValueError):
     """A state file that cannot be read back: not JSON, or not the shape the sandbox writes."""
 
@@ -151,11 +161,16 @@ class SandboxState:
 
     With a `state_file`, `load` reads the world back and `save_if_changed` writes it after each
     change: learners, offered assessments with their answers and results, and sessions. The
-    request log and injected failures are for the running process only and are not saved.
+    request log, the accepted-submission log and the fault rules (`faults`, see sandbox.faults)
+    are for the running process only and are not saved.
     """
 
     def __init__(
-        self, assessments_per_learner: int = 3, *, state_file: str | os.PathLike[str] | None = None
+        self,
+        assessments_per_learner: int = 3,
+        *,
+        state_file: str | os.PathLike[str] | None = None,
+        fault_seed: int | None = None,
     ) -> None:
         self.assessments_per_learner = assessments_per_learner
         self.state_file = Path(state_file) if state_file else None
@@ -164,8 +179,10 @@ class SandboxState:
         self.learners: dict[str, SandboxLearner] = {}
         self.offers: dict[int, Offer] = {}
         self.sessions: dict[int, tuple[str, int]] = {}  # session -> (user_id, assessment_id)
-        self.requests: list[tuple[str, str, int]] = []  # (method, endpoint name, status)
-        self.failures: dict[str, Failure] = {}
+        # (method, endpoint name, status sent; 0 for a connection dropped or left hanging)
+        self.requests: list[tuple[str, str, int]] = []
+        self.submissions: list[int] = []  # the assessment id of every submission accepted
+        self.faults = FaultSet(fault_seed)
         self._next_assessment_id = FIRST_ASSESSMENT_ID
         self._next_request_number = 1
 
@@ -179,15 +196,28 @@ class SandboxState:
                 and (endpoint is None or logged_endpoint == endpoint)
             )
 
+    def submissions_count(self, assessment_id: int | None = None) -> int:
+        """Return how many submissions were accepted (recorded), optionally for one assessment.
+
+        A submission answered with an injected error after it was recorded (processed_500)
+        counts; one refused, or failed by a fault before any work, does not.
+        """
+        with self.lock:
+            return sum(1 for accepted in self.submissions if assessment_id in (None, accepted))
+
     def inject_failure(
         self, endpoint: str, *, status: int = 503, times: int = 1, after_processing: bool = False
     ) -> None:
-        """Make the next `times` calls to an endpoint fail with `status`."""
+        """Make the next `times` calls to an endpoint fail with `status` (no Retry-After)."""
         # after_processing does the work first, like a reply lost after the upstream acted.
         if endpoint not in ENDPOINTS:
             raise ValueError(f"Unknown endpoint {endpoint!r}")
-        with self.lock:
-            self.failures[endpoint] = Failure(status, times, after_processing)
+        if after_processing:
+            self.faults.add(endpoint, "processed_500", status=status, times=times)
+        elif str(status) in _STATUS_KINDS:
+            self.faults.add(endpoint, str(status), retry_after=None, times=times)
+        else:
+            self.faults.add(endpoint, "error", status=status, times=times)
 
     def expire_sessions(self, user_id: str | None = None) -> None:
         """Forget the issued sessions (of one learner, or of everyone)."""
@@ -204,17 +234,6 @@ class SandboxState:
             number = self._next_request_number
             self._next_request_number += 1
         return f"sbx-{number:06d}"
-
-    def take_failure(self, endpoint: str) -> Failure | None:
-        """Consume one injected failure for an endpoint, if any is pending."""
-        with self.lock:
-            failure = self.failures.get(endpoint)
-            if failure is None:
-                return None
-            failure.times -= 1
-            if failure.times <= 0:
-                del self.failures[endpoint]
-            return failure
 
     def record(self, method: str, endpoint: str, status: int) -> None:
         """Log a handled request."""
@@ -356,69 +375,155 @@ class SandboxState:
 
 
 class SandboxApp:
-    """The WSGI application: routing, authentication and the five endpoints."""
+    """The WSGI application: routing, authentication, fault injection and the five endpoints."""
 
     def __init__(self, state: SandboxState, api_key: str = DEMO_API_KEY) -> None:
         self.state = state
         self.api_key = api_key
+        # Set when the server closes, so requests that hang or wait end at once.
+        self.stopping = threading.Event()
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]
     ) -> Iterable[bytes]:
-        """Handle one request and return its JSON body."""
+        """Handle one request and return its body (JSON, unless a fault says otherwise)."""
         method = environ.get("REQUEST_METHOD", "GET").upper()
+        path = environ.get("PATH_INFO", "")
+        if path == CONTROL_PATH or path.startswith(CONTROL_PATH + "/"):
+            return self._control(method, path, environ, start_response)
         request_id = self.state.next_request_id()
-        endpoint, handler, params, refusal = _resolve(method, environ.get("PATH_INFO", ""))
+        endpoint, handler, params, refusal = _resolve(method, path)
         try:
-            status, body = self._dispatch(endpoint, handler, params, refusal, environ)
+            reply = self._dispatch(method, endpoint, handler, params, refusal, environ)
+        except DropConnection:
+            raise  # recorded already; wsgiref ends the request without a word
         except ApiError as error:
-            status, body = error.status, {"error": error.message}
+            reply = Reply(error.status, {"error": error.message}, retry_after=error.retry_after)
         except Exception:
             # A stand-in must still answer JSON when it has a bug; the traceback helps fix it.
             traceback.print_exc()
-            status, body = 500, {"error": "Internal error"}
-        self.state.record(method, endpoint, status)
-        payload = json.dumps(body).encode()
-        headers = [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(payload))),
-            ("X-Request-Id", request_id),
-        ]
-        if status == 405:
-            headers.append(("Allow", _ALLOWED_METHODS[endpoint]))
-        start_response(f"{status} {_REASONS.get(status, 'Error')}", headers)
-        return [payload]
+            reply = Reply(500, {"error": "Internal error"})
+        self.state.record(method, endpoint, reply.status)
+        allow = _ALLOWED_METHODS[endpoint] if reply.status == 405 else None
+        return _respond(start_response, reply, request_id=request_id, allow=allow)
 
     def _dispatch(
         self,
+        method: str,
         endpoint: str,
         handler: str | None,
         params: dict[str, str],
         refusal: ApiError | None,
         environ: dict[str, Any],
-    ) -> tuple[int, Any]:
-        """Check the API key, refuse bad routes, apply any injected failure, run the handler."""
+    ) -> Reply:
+        """Check the API key, refuse bad routes, apply any injected fault, run the handler."""
         # The key is checked before anything else, as a gateway in front of an API would.
-        given_key = environ.get("HTTP_APIKEY", "")
-        if not hmac.compare_digest(given_key.encode(), self.api_key.encode()):
-            raise ApiError(401, "Missing or invalid apikey")
+        self._check_key(environ)
         if refusal is not None or handler is None:
             raise refusal or ApiError(404, "Not found")
-        failure = self.state.take_failure(endpoint)
-        if failure and not failure.after_processing:
-            raise ApiError(failure.status, "Injected failure")
-        # Read the body before taking the lock, so a slow client cannot hold up the others.
-        if environ.get("REQUEST_METHOD") == "POST":
+        fault = self.state.faults.take(endpoint)
+        kind = fault.kind if fault else None
+        # Read the body before taking the lock, so a slow client cannot hold up the others;
+        # and before a drop or hang, so the client has sent all it meant to.
+        if method == "POST":
             environ[_BODY_KEY] = _read_body(environ)
+        if fault is not None and kind in ("hang", "drop"):
+            self.state.record(method, endpoint, 0)
+            if kind == "hang":
+                self.stopping.wait(fault.option("seconds"))
+            _drop_connection(environ, "hung up" if kind == "hang" else "dropped")
+        if kind == "latency":
+            self.stopping.wait(fault.option("ms") / 1000)
+        elif kind in _STATUS_KINDS or kind == "error":
+            status = _STATUS_KINDS.get(kind) or fault.option("status")
+            raise ApiError(status, "Injected failure", retry_after=fault.option("retry_after"))
+        elif kind == "expired_session":
+            # As if the sessions had run out just now: a fresh view is needed to submit.
+            learner_id = environ.get("HTTP_LEARNERID", "")
+            if learner_id:
+                self.state.expire_sessions(learner_id)
+            raise ApiError(400, "Unknown or expired session")
+        elif kind == "non_json" and not fault.option("processed"):
+            return _html_reply()
         with self.state.lock:
             try:
-                result = getattr(self, handler)(environ, **params)
+                status, body = getattr(self, handler)(environ, **params)
             finally:
                 # Under the lock, so the file always matches a state some request left behind.
                 self.state.save_if_changed()
-        if failure:
-            raise ApiError(failure.status, "Injected failure")
-        return result
+        if kind == "processed_500":
+            raise ApiError(fault.option("status"), "Injected failure")
+        if kind == "non_json":
+            return _html_reply()
+        if kind == "missing_field":
+            body = _without_field(body, endpoint, fault.option("field"))
+        return Reply(status, body)
+
+    def _check_key(self, environ: dict[str, Any]) -> None:
+        """Refuse a request without the right apikey header."""
+        given_key = environ.get("HTTP_APIKEY", "")
+        if not hmac.compare_digest(given_key.encode(), self.api_key.encode()):
+            raise ApiError(401, "Missing or invalid apikey")
+
+    # The fault control API: GET lists, POST adds, DELETE clears. Never logged as a request.
+
+    def _control(
+        self,
+        method: str,
+        path: str,
+        environ: dict[str, Any],
+        start_response: Callable[..., Any],
+    ) -> Iterable[bytes]:
+        """Answer a request to the fault control API."""
+        rest = path[len(CONTROL_PATH) :].strip("/")
+        if rest == "":
+            allowed = "GET, POST, DELETE"
+        elif rest == "seed":
+            allowed = "POST"
+        elif rest.isdigit():
+            allowed = "DELETE"
+        else:
+            allowed = ""
+        try:
+            self._check_key(environ)
+            if not allowed:
+                raise ApiError(404, "Not found")
+            if method not in allowed.split(", "):
+                raise ApiError(405, "Method not allowed")
+            reply = self._control_reply(method, rest, environ)
+        except ApiError as error:
+            reply = Reply(error.status, {"error": error.message})
+        except FaultError as error:
+            reply = Reply(400, {"error": str(error)})
+        return _respond(start_response, reply, allow=allowed if reply.status == 405 else None)
+
+    def _control_reply(self, method: str, rest: str, environ: dict[str, Any]) -> Reply:
+        """Carry out a control request that passed the key and method checks."""
+        faults = self.state.faults
+        if rest.isdigit():
+            if not faults.remove(int(rest)):
+                raise ApiError(404, f"No fault rule {rest}")
+            return Reply(200, {"removed": int(rest)})
+        if method == "GET":
+            return Reply(200, {"seed": faults.seed, "rules": faults.rules()})
+        if method == "DELETE":
+            return Reply(200, {"cleared": faults.clear()})
+        environ[_BODY_KEY] = _read_body(environ)
+        body = _json_object(environ)
+        if rest == "seed":
+            seed = body.get("seed")
+            if set(body) != {"seed"} or not isinstance(seed, int) or isinstance(seed, bool):
+                raise ApiError(400, 'Expected {"seed": <integer>}')
+            faults.reseed(seed)
+            return Reply(200, {"seed": seed})
+        if "spec" in body:
+            if set(body) != {"spec"} or not isinstance(body["spec"], str):
+                raise ApiError(400, 'Expected {"spec": "ENDPOINT=KIND:OPTIONS"} alone')
+            return Reply(201, {"rule": faults.add_spec(body["spec"])})
+        options = {name: value for name, value in body.items() if name not in ("endpoint", "kind")}
+        if "endpoint" not in body or "kind" not in body:
+            raise ApiError(400, "endpoint and kind are required")
+        return Reply(201, {"rule": faults.add(body["endpoint"], body["kind"], **options)})
 
     # Endpoints. Each runs under the state lock, so check-then-act sequences are atomic.
 
@@ -517,6 +622,7 @@ class SandboxApp:
         chosen = _validate_responses(body.get("responses"), questions_for_level(offer.level))
         offer.answers = chosen
         offer.results = score_submission(chosen)
+        self.state.submissions.append(offer.assessment_id)
         self.state.changed = True
         return 200, {
             "status": STATUS_SUBMITTED,
@@ -547,6 +653,65 @@ class SandboxApp:
         if not assessment_id.isdigit() or int(assessment_id) not in learner.assessment_ids:
             raise ApiError(404, "Assessment not found")
         return self.state.offers[int(assessment_id)]
+
+
+def _respond(
+    start_response: Callable[..., Any],
+    reply: Reply,
+    *,
+    request_id: str | None = None,
+    allow: str | None = None,
+) -> list[bytes]:
+    """Start the response for a reply and return its body."""
+    payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+    headers = [("Content-Type", reply.content_type), ("Content-Length", str(len(payload)))]
+    if request_id is not None:
+        headers.append(("X-Request-Id", request_id))
+    if allow:
+        headers.append(("Allow", allow))
+    if reply.retry_after is not None:
+        headers.append(("Retry-After", str(reply.retry_after)))
+    start_response(f"{reply.status} {_REASONS.get(reply.status, 'Error')}", headers)
+    return [payload]
+
+
+_HTML_PAGE = b"""<!DOCTYPE html>
+<html><head><title>Scheduled maintenance</title></head>
+<body><h1>We'll be back soon</h1><p>The service is undergoing maintenance.</p></body></html>
+"""
+
+
+def _html_reply() -> Reply:
+    """Return a 200 with an HTML page, as a misconfigured proxy or a maintenance page sends."""
+    return Reply(200, raw=_HTML_PAGE, content_type="text/html; charset=utf-8")
+
+
+def _without_field(body: Any, endpoint: str, field_name: str | None) -> Any:
+    """Return a success body less one required field (or, for next-assessment, mangled)."""
+    if not isinstance(body, dict):
+        return body
+    body = dict(body)
+    if field_name is not None:
+        body.pop(field_name, None)
+    elif endpoint == "next-assessment":
+        # Without assessment_id it would read as "none available", a valid answer.
+        body.pop("status", None)
+        body["assessment_id"] = JUNK_ASSESSMENT_ID
+    else:
+        body.pop(MISSING_FIELDS[endpoint], None)
+    return body
+
+
+def _drop_connection(environ: dict[str, Any], note: str) -> None:
+    """Close the client's connection with no response at all, and end the request."""
+    connection = environ.get(_SOCKET_KEY)
+    if connection is not None:
+        with contextlib.suppress(OSError):  # the client may be gone already
+            connection.shutdown(socket.SHUT_RDWR)
+    request_handler = environ.get(_HANDLER_KEY)
+    if request_handler is not None:
+        request_handler.log_request(note)
+    raise DropConnection(note)
 
 
 def _parse_state(
@@ -754,6 +919,13 @@ class SandboxRequestHandler(WSGIRequestHandler):
 
     quiet = False
 
+    def get_environ(self) -> dict[str, Any]:
+        """Return the WSGI environ, with the socket and handler a dropped connection needs."""
+        environ = super().get_environ()
+        environ[_SOCKET_KEY] = self.connection
+        environ[_HANDLER_KEY] = self
+        return environ
+
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """Print the method, the path without its query string and the status."""
         if not self.quiet:
@@ -771,10 +943,21 @@ class _QuietRequestHandler(SandboxRequestHandler):
 
 
 class SandboxServer(socketserver.ThreadingMixIn, WSGIServer):
-    """A WSGI server with one daemon thread per request, so concurrent calls work."""
+    """A WSGI server with one daemon thread per request, so concurrent calls work.
+
+    Closing it never waits for requests in flight: a request left hanging by a fault would
+    otherwise hold up the shutdown. Such requests are woken and end without an answer.
+    """
 
     daemon_threads = True
     block_on_close = False
+
+    def server_close(self) -> None:
+        """Wake any request that hangs or waits, then release the port."""
+        app = self.get_app()
+        if isinstance(app, SandboxApp):
+            app.stopping.set()
+        super().server_close()
 
 
 def make_sandbox_server(
@@ -821,7 +1004,10 @@ class RunningSandbox:
         return base_url_of(self.server)
 
     def stop(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving and release the port, without waiting for requests in flight."""
+        app = self.server.get_app()
+        if isinstance(app, SandboxApp):
+            app.stopping.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)
@@ -841,13 +1027,20 @@ def start_sandbox(
     *,
     quiet: bool = True,
     state_file: str | os.PathLike[str] | None = None,
+    faults: Iterable[str] = (),
+    seed: int | None = None,
 ) -> RunningSandbox:
     """Start a sandbox in a daemon thread and return it once it accepts connections.
 
     The state lives in memory only, unless `state_file` names a file to load it from (if it
-    exists) and to save it to after every change.
+    exists) and to save it to after every change. `faults` are rules in the compact form of
+    sandbox.faults (`view-assessment=503:times=2`), drawn from `seed`.
     """
-    state = SandboxState(assessments_per_learner=assessments_per_learner, state_file=state_file)
+    state = SandboxState(
+        assessments_per_learner=assessments_per_learner, state_file=state_file, fault_seed=seed
+    )
+    for spec in faults:
+        state.faults.add_spec(spec)
     warning = state.load()
     if warning:
         sys.stderr.write(f"sandbox: {warning}\n")

@@ -7,6 +7,8 @@ from django.contrib.auth.models import Group, User
 
 from learners.models import Learner, Level
 from portal.access import STAFF_GROUP
+from portal.partner_api import add_call_listener, remove_call_listener, reset_circuit_breakers
+from portal.upstream import record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
 
 PASSWORD = "correct-horse-battery"
@@ -18,11 +20,30 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def quick_upstream_calls(settings):
+    """One attempt per call and no real sleeping, breaker off, unless a test says otherwise."""
+    settings.PARTNER_API_RETRY_MAX_ATTEMPTS = 1
+    settings.PARTNER_API_RETRY_BACKOFF = 0
+    settings.PARTNER_API_RETRY_BACKOFF_CAP = 0
+    settings.PARTNER_API_RETRY_AFTER_CAP = 0
+    settings.PARTNER_API_BREAKER_THRESHOLD = 0
+    reset_circuit_breakers()
+    yield
+    reset_circuit_breakers()
+
+
+@pytest.fixture(autouse=True)
+def immediate_tasks(settings):
+    """Run background tasks at once in tests; deferred retries wait for the sweep."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
 @pytest.fixture
 def staff(db) -> User:
     """A member of the partner's staff."""
     user = User.objects.create_user("sam.staff", password=PASSWORD)
-    user.groups.add(Group.objects.get(name=STAFF_GROUP))
+    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     return user
 
 
@@ -76,3 +97,11 @@ def upstream(settings):
         settings.PARTNER_API_KEY = DEMO_API_KEY
         settings.PARTNER_API_TIMEOUT = (2.0, 5.0)
         yield running
+
+
+@pytest.fixture
+def without_failure_recording():
+    """Unit tests of the client run without the database the failure recorder writes to."""
+    remove_call_listener(record_failed_call)
+    yield
+    add_call_listener(record_failed_call)

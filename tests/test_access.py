@@ -68,7 +68,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "POST": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
     },
     "logout": {
-        "GET": Row(NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED, NOT_ALLOWED),
+        # A typed or bookmarked sign-out address asks to confirm; only POST signs out.
+        "GET": Row(TO_LOGIN, OK, OK, OK, OK),
         "POST": Row(TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN),
     },
     "learners:list": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
@@ -90,6 +91,12 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:results": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
+    "operations": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    # Staff retry any learner's stuck attempt, then come back to the operations page.
+    "operations_retry": {
+        "GET": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
+        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, "-> /operations/", "-> /operations/"),
+    },
 }
 
 
@@ -246,13 +253,14 @@ def paths_for(
 ) -> list[str]:
     """Fill the URL's parameters with the owner's objects: one path per attempt if it takes one."""
     chosen: list[AssessmentAttempt | None] = (
-        list(owner_attempts) if "assessment_id" in params else [None]
+        list(owner_attempts) if {"assessment_id", "attempt_pk"} & set(params) else [None]
     )
     paths = []
     for attempt in chosen:
         values = {"pk": owner.pk, "number": 1}
         if attempt is not None:
             values["assessment_id"] = attempt.assessment_id
+            values["attempt_pk"] = attempt.pk
         unknown = set(params) - set(values)
         if unknown:
             pytest.fail(f"{name}: the matrix has no value for path parameter(s) {sorted(unknown)}")
@@ -508,10 +516,12 @@ def test_it_signs_out_by_post(client, request, person):
     assert response.status_code == 302
     assert response.url == LOGIN_URL
     assert client.get("/").url == LOGIN_URL
+    assert "You have signed out." in client.get(LOGIN_URL).content.decode()
 
 
-def test_signing_out_by_get_is_refused_and_keeps_the_session(staff_client):
+def test_signing_out_by_get_only_asks_to_confirm_and_keeps_the_session(staff_client):
     response = staff_client.get("/accounts/logout/")
 
-    assert response.status_code == 405
+    assert response.status_code == 200
+    assert b'<form method="post" action="/accounts/logout/">' in response.content
     assert staff_client.get("/learners/").status_code == 200

@@ -31,7 +31,10 @@ from portal.partner_api import (
     Response,
     SubmitReceipt,
     get_client,
+    reset_circuit_breakers,
 )
+
+pytestmark = pytest.mark.usefixtures("without_failure_recording")
 
 DATA = Path(__file__).parent / "data"
 BASE = "https://partner.example/plapi/v1/partners"
@@ -51,10 +54,18 @@ def payload(name: str) -> Any:
     return json.loads((DATA / name).read_text())
 
 
+@pytest.fixture(autouse=True)
+def closed_circuits() -> Any:
+    """Start and end every test with no failures held against any upstream."""
+    reset_circuit_breakers()
+    yield
+    reset_circuit_breakers()
+
+
 @pytest.fixture
 def client() -> PartnerApiClient:
-    """Return a client for the mocked upstream."""
-    return PartnerApiClient(BASE, API_KEY, timeout=(3.05, 10))
+    """Return a client for the mocked upstream that never retries (see the resilience tests)."""
+    return PartnerApiClient(BASE, API_KEY, timeout=(3.05, 10), max_attempts=1)
 
 
 @pytest.fixture
@@ -913,9 +924,9 @@ def test_it_logs_one_line_per_call(
     lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert len(lines) == 2
     assert lines[0].startswith("partner API next-assessment GET -> 200 in ")
-    assert lines[0].endswith(" ms (request id r-1)")
+    assert lines[0].endswith(" ms (attempt 1/1, request id r-1)")
     assert lines[1].startswith("partner API results GET -> timed out waiting for a response in ")
-    assert lines[1].endswith(" ms (request id -)")
+    assert lines[1].endswith(" ms (attempt 1/1, request id -); giving up: attempts used up")
 
 
 def test_the_key_the_learnerid_and_the_password_never_leak(

@@ -85,7 +85,7 @@ def test_it_registers_the_learner_upstream_and_locally(staff_client, staff, upst
     assert learner.user.is_active and learner.user.check_password(VALID["password"])
     assert VALID["password"] not in learner.user.password
     page = staff_client.get(response.url).content.decode()
-    assert "Nina New is registered and can sign in." in page
+    assert "Nina New is registered and can sign in with the username nina.new" in page
 
 
 def test_it_shows_the_upstreams_message_when_the_username_is_taken_there(staff_client, upstream):
@@ -150,3 +150,16 @@ def test_the_learner_list_pages_by_25(staff_client, db):
 
 def test_an_empty_list_invites_the_first_registration(staff_client):
     assert "Register the first one" in staff_client.get("/learners/").content.decode()
+
+
+def test_the_learner_list_finds_a_full_name(staff_client, learner, other_learner):
+    html = staff_client.get("/learners/?q=Olive+Pupil").content.decode()
+    assert "olive.other" in html and "lee.learner" not in html
+
+
+def test_a_learner_signs_in_whatever_the_case_of_their_username(client, learner):
+    from tests.conftest import PASSWORD
+
+    response = client.post("/accounts/login/", {"username": "LEE.Learner", "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get("/").url == "/me/"

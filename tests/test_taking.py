@@ -117,7 +117,9 @@ def test_check_answers_lists_every_answer_with_a_change_link(client, attempt):
     answer_all(client, attempt, choice=3)
     html = client.get(url(attempt, "check/")).content.decode()
     for page in question_pages(attempt):
-        assert f'href="{url(attempt, f"page/{page.number}/")}"' in html
+        change = url(attempt, f"page/{page.number}/?from=check")
+        for question in page.questions:
+            assert f'href="{change}#id_q{question["position"]}"' in html
         for question in page.questions:
             assert question["answers"][3]["copy"] in html
 
@@ -209,5 +211,5 @@ def test_my_assessments_lists_past_results(client, attempt):
     answer_all(client, attempt)
     client.post(url(attempt, "submit/"))
     html = client.get("/me/").content.decode()
-    assert url(attempt, "results/") in html and "Completed" in html
-    assert "Start my next assessment" in html
+    assert url(attempt, "results/") in html and "Results ready" in html
+    assert "Start another assessment" in html

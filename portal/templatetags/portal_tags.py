@@ -3,7 +3,6 @@
 from django import template
 from django.utils.html import format_html
 
-from assessments.models import needs_help_flagged
 from portal.icons import icon_symbol, icon_url
 
 register = template.Library()
@@ -25,12 +24,6 @@ def answer_icon(icon: str | None) -> str:
             url,
         )
     return ""
-
-
-@register.filter
-def flags_help(needs_help: str) -> bool:
-    """Return whether a needs_help value asks for help."""
-    return needs_help_flagged(needs_help or "")
 
 
 @register.filter

@@ -1,18 +1,40 @@
 """Serve the sandbox upstream in the foreground: `python manage.py sandbox --port 8001`.
 
 Its state is kept in `.sandbox-state.json` in the project root (see --state-file), so learners
-registered through the portal are still known after a restart.
+registered through the portal are still known after a restart. Faults can be injected from the
+start (`--fault view-assessment=503:times=2 --seed 7`) or at run time through the control API
+at /_sandbox/faults (see `manage.py sandbox_faults`).
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import (
+    BaseCommand,
+    CommandError,
+    CommandParser,
+    DjangoHelpFormatter,
+)
 
-from sandbox.server import SandboxState, base_url_of, make_sandbox_server
+from sandbox.faults import FAULT_SYNTAX_HELP, FaultError, parse_fault_spec
+from sandbox.server import CONTROL_PATH, SandboxState, base_url_of, make_sandbox_server
+
+
+class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's help layout, keeping the line breaks of the fault syntax epilog."""
+
+
+def fault_spec(value: str) -> str:
+    """Check a --fault value for argparse, which shows the message of a bad one."""
+    try:
+        parse_fault_spec(value)
+    except FaultError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
 
 
 class Command(BaseCommand):
@@ -21,6 +43,13 @@ class Command(BaseCommand):
     help = "Serve the sandbox upstream (a stand-in for the Partner API) until Ctrl-C."
     # The sandbox depends on none of the portal's apps, so a half-built portal must not stop it.
     requires_system_checks: list[str] = []
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        """Add the fault syntax to the help, line breaks kept."""
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        parser.formatter_class = _HelpFormatter
+        parser.epilog = FAULT_SYNTAX_HELP
+        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         """Declare the host, port, key, sequence length and state file options."""
@@ -49,14 +78,33 @@ class Command(BaseCommand):
             action="store_true",
             help="keep the state in memory only (the same as --state-file '')",
         )
+        parser.add_argument(
+            "--fault",
+            action="append",
+            default=[],
+            type=fault_spec,
+            metavar="ENDPOINT=KIND[:OPT=VALUE,...]",
+            help="inject a fault (repeatable; first matching rule wins; syntax below)",
+        )
+        parser.add_argument(
+            "--seed",
+            type=int,
+            default=None,
+            help="seed for the rate=P faults, so a run is repeatable (default: a random one, "
+            "printed at start)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         """Bind, print the base URL (never the key) and serve until interrupted."""
         api_key = options["api_key"] or settings.PARTNER_API_KEY
         state_file = _state_file(options["state_file"], no_persist=options["no_persist"])
         state = SandboxState(
-            assessments_per_learner=options["assessments_per_learner"], state_file=state_file
+            assessments_per_learner=options["assessments_per_learner"],
+            state_file=state_file,
+            fault_seed=options["seed"],
         )
+        for spec in options["fault"]:
+            state.faults.add_spec(spec)
         warning = state.load()
         if warning:
             self.stderr.write(self.style.WARNING(f"Warning: {warning}"))
@@ -72,6 +120,14 @@ class Command(BaseCommand):
             count = len(state.learners)
             loaded = f"{count} learner{'' if count == 1 else 's'} loaded"
             self.stdout.write(f"State is kept in {state_file} ({loaded}).")
+        host_port = base_url_of(server).split("/plapi/", 1)[0]
+        rules = state.faults.rules()
+        self.stdout.write(
+            f"Fault control at {host_port}{CONTROL_PATH} (seed {state.faults.seed}); "
+            f"{len(rules)} fault rule{'' if len(rules) == 1 else 's'} active."
+        )
+        for rule in rules:
+            self.stdout.write(f"  #{rule['id']} {rule['spec']}")
         self.stdout.write("Quit with Ctrl-C.")
         # Flush now: under `make run` stdout is often a pipe, which would hold the line back.
         self.stdout.flush()

@@ -1,0 +1,261 @@
+"""Submission and results, exactly once, surviving upstream failures and restarts.
+
+The database decides who may talk to the upstream about an attempt: moving it into
+`submitting` is a guarded update, so two tabs, a double click or two workers cannot both
+send it. An ambiguous failure (timeout, dropped connection, 5xx, 429) leaves it
+`submit_pending`; background delivery first asks for the results (if they can be read, the
+earlier submission arrived) and only then sends again.
+"""
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, fit
+from assessments.services import AttemptClosed
+from assessments.taking import saved_answers, unanswered_questions
+from portal.partner_api import (
+    AssessmentResults,
+    PartnerApiError,
+    PartnerApiRejected,
+    Response,
+    get_client,
+)
+from portal.sanitize import sanitize_html
+from portal.upstream import failure_message
+
+logger = logging.getLogger(__name__)
+
+State = AssessmentAttempt.State
+
+# Upstream refusals of a submission that sending the same thing again cannot fix; other
+# refusals (such as 401 for a misconfigured key) leave the answers waiting to be sent.
+SUBMISSION_REFUSED_STATUSES = frozenset({400, 404, 422})
+# The spec gives no status for a second submission; a strict upstream answers 409, which
+# means the earlier one arrived.
+ALREADY_SUBMITTED_STATUS = 409
+
+
+class IncompleteAnswers(Exception):
+    """Some questions have no valid answer yet."""
+
+    def __init__(self, missing: list[dict]):
+        super().__init__(f"{len(missing)} question(s) unanswered")
+        self.missing = missing
+
+
+def attempt_submit(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
+    """Send a learner's complete answers once, then fetch and store the results."""
+    with transaction.atomic():
+        # The row lock makes a double click or a second tab wait here, then see the new state.
+        locked = AssessmentAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if not locked.is_open:
+            raise AttemptClosed
+        missing = unanswered_questions(locked, saved_answers(locked))
+        if missing or not locked.has_content:
+            raise IncompleteAnswers(missing)
+        now = timezone.now()
+        locked.state = State.SUBMITTING
+        locked.submitted_at = now
+        locked.state_changed_at = now
+        locked.delivery_attempts = 0
+        locked.next_attempt_at = None
+        locked.save(
+            update_fields=[
+                "state", "submitted_at", "state_changed_at", "delivery_attempts",
+                "next_attempt_at",
+            ]
+        )  # fmt: skip
+    return _send(locked)
+
+
+def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttempt | None:
+    """Deliver a pending submission, unless the earlier one turns out to have arrived."""
+    due = Q() if force else Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+    claimed = AssessmentAttempt.objects.filter(
+        due, pk=attempt_id, state=State.SUBMIT_PENDING
+    ).update(state=State.SUBMITTING, state_changed_at=timezone.now())
+    if not claimed:
+        return None  # delivered, refused, not yet due, or someone else is on it
+    attempt = AssessmentAttempt.objects.select_related("learner").get(pk=attempt_id)
+    try:
+        results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
+    except PartnerApiRejected:
+        pass  # no results upstream: the earlier submission did not arrive
+    except PartnerApiError as error:
+        return _pending(attempt, error)
+    else:
+        logger.info("Attempt %s had arrived upstream; completing without resending", attempt.pk)
+        _store_results(attempt, results)
+        return attempt
+    return _send(attempt)
+
+
+def attempt_fetch_results(*, attempt: AssessmentAttempt) -> AssessmentResult | None:
+    """Fetch and store a submitted attempt's results; None (and a retry later) if not now."""
+    try:
+        results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
+    except PartnerApiError as error:
+        logger.info("Results of attempt %s not available: %s", attempt.pk, error)
+        _schedule_retry(attempt, State.SUBMITTED, error)
+        return None
+    return _store_results(attempt, results)
+
+
+def attempt_fetch_results_when_due(*, attempt_id: int) -> AssessmentResult | None:
+    """Background entry: fetch results of a submitted attempt if it still has none."""
+    attempt = AssessmentAttempt.objects.select_related("learner").get(pk=attempt_id)
+    if (
+        attempt.state != State.SUBMITTED
+        or AssessmentResult.objects.filter(attempt=attempt).exists()
+    ):
+        return None
+    if attempt.next_attempt_at and attempt.next_attempt_at > timezone.now():
+        return None
+    return attempt_fetch_results(attempt=attempt)
+
+
+def attempts_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Re-queue what is due or stuck; the worker or cron runs this every minute."""
+    from assessments import tasks
+
+    now = now or timezone.now()
+    stuck_before = now - timedelta(seconds=settings.SUBMISSION_STUCK_AFTER)
+    # A process that died mid-call leaves `submitting` behind: whether the upstream got it
+    # is unknown, so it becomes pending and delivery reconciles first.
+    unstuck = AssessmentAttempt.objects.filter(
+        state=State.SUBMITTING, state_changed_at__lt=stuck_before
+    ).update(state=State.SUBMIT_PENDING, state_changed_at=now, next_attempt_at=now)
+    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
+    pending = list(
+        AssessmentAttempt.objects.filter(due, state=State.SUBMIT_PENDING).values_list(
+            "pk", flat=True
+        )
+    )
+    awaiting_results = list(
+        AssessmentAttempt.objects.filter(
+            due, state=State.SUBMITTED, result__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    for attempt_id in pending:
+        tasks.enqueue_delivery(attempt_id)
+    for attempt_id in awaiting_results:
+        tasks.enqueue_results_fetch(attempt_id)
+    return {"unstuck": unstuck, "deliveries": len(pending), "results": len(awaiting_results)}
+
+
+def retry_delay(attempts: int, retry_after: float | None = None) -> timedelta:
+    """Return how long to wait before background try number `attempts` + 1."""
+    seconds = min(
+        settings.DELIVERY_RETRY_CAP, settings.DELIVERY_RETRY_BASE * 2 ** max(attempts - 1, 0)
+    )
+    if retry_after:
+        seconds = max(seconds, min(retry_after, settings.DELIVERY_RETRY_CAP))
+    return timedelta(seconds=seconds)
+
+
+def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
+    """Send the claimed attempt's answers and record what the upstream said."""
+    answers = saved_answers(attempt)
+    responses = [
+        Response(question_id=question["id"], answer_id=answers[question["id"]])
+        for question in attempt.questions
+    ]
+    try:
+        get_client().submit_assessment(attempt.learner.upstream_user_id, attempt.session, responses)
+    except PartnerApiRejected as error:
+        if error.status in SUBMISSION_REFUSED_STATUSES:
+            return _record(attempt, State.REJECTED, failure_message(error))
+        if error.status != ALREADY_SUBMITTED_STATUS:
+            return _pending(attempt, error)
+        logger.info("Attempt %s was already submitted upstream", attempt.pk)
+    except PartnerApiError as error:
+        # Timeout, dropped connection, 5xx, 429: the upstream may or may not have it.
+        logger.warning("Submission of attempt %s is pending: %s", attempt.pk, error)
+        return _pending(attempt, error)
+
+    _record(attempt, State.SUBMITTED, "", delivery_attempts=0, next_attempt_at=None)
+    attempt_fetch_results(attempt=attempt)
+    return attempt
+
+
+def _pending(attempt: AssessmentAttempt, error: PartnerApiError) -> AssessmentAttempt:
+    """Keep the answers waiting to be sent, and schedule the next delivery."""
+    return _schedule_retry(attempt, State.SUBMIT_PENDING, error)
+
+
+def _schedule_retry(
+    attempt: AssessmentAttempt, state: str, error: PartnerApiError
+) -> AssessmentAttempt:
+    """Record a failed step and queue the next try with backoff."""
+    from assessments import tasks
+
+    tries = attempt.delivery_attempts + 1
+    when = timezone.now() + retry_delay(tries, getattr(error, "retry_after", None))
+    _record(attempt, state, failure_message(error), delivery_attempts=tries, next_attempt_at=when)
+    if state == State.SUBMIT_PENDING:
+        tasks.enqueue_delivery(attempt.pk, run_after=when)
+    else:
+        tasks.enqueue_results_fetch(attempt.pk, run_after=when)
+    return attempt
+
+
+def _record(attempt: AssessmentAttempt, state: str, error: str, **fields) -> AssessmentAttempt:
+    """Save the attempt's new state, when it changed, and the last problem."""
+    attempt.state = state
+    attempt.last_error = error
+    attempt.state_changed_at = timezone.now()
+    for name, value in fields.items():
+        setattr(attempt, name, value)
+    attempt.save(update_fields=["state", "last_error", "state_changed_at", *fields])
+    return attempt
+
+
+def _store_results(
+    attempt: AssessmentAttempt, results: AssessmentResults
+) -> AssessmentResult | None:
+    """Store results (HTML sanitized once, here) and complete the attempt."""
+    try:
+        with transaction.atomic():
+            result = AssessmentResult.objects.create(
+                attempt=attempt,
+                loa_score=results.loa_score,
+                risk_level=fit(AssessmentResult, "risk_level", results.risk_level),
+                trait_title=results.trait_title,
+                trait_copy=results.trait_copy,
+                trait_signs_raw=results.trait_signs_html,
+                trait_signs_html=sanitize_html(results.trait_signs_html),
+                trait_tips_raw=results.trait_tips_html,
+                trait_tips_html=sanitize_html(results.trait_tips_html),
+                result_description_raw=results.result_description_html,
+                result_description_html=sanitize_html(results.result_description_html),
+            )
+            FocusArea.objects.bulk_create(
+                FocusArea(
+                    result=result,
+                    name=fit(FocusArea, "name", area.name),
+                    needs_help=fit(FocusArea, "needs_help", area.needs_help),
+                    questions_count=area.questions_count,
+                    position=position,
+                )
+                for position, area in enumerate(results.focus_areas)
+            )
+            attempt.completed_at = timezone.now()
+            _record(attempt, State.COMPLETED, "", completed_at=attempt.completed_at,
+                    next_attempt_at=None)  # fmt: skip
+    except IntegrityError:
+        # Another request or worker stored these results first.
+        return AssessmentResult.objects.get(attempt=attempt)
+    except (DatabaseError, ArithmeticError, ValueError):
+        # Results the database cannot hold must not turn every later visit into an error.
+        logger.exception("Results of attempt %s could not be stored", attempt.pk)
+        attempt.last_error = (
+            "The results arrived but could not be stored. Your administrator has been told."
+        )
+        attempt.save(update_fields=["last_error"])
+        return None
+    return result

@@ -1,0 +1,47 @@
+"""Operations: submissions that need attention, and how the upstream has been failing."""
+
+from datetime import timedelta
+
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from assessments.delivery import attempt_deliver, attempt_fetch_results
+from assessments.models import AssessmentAttempt
+from portal.models import UpstreamFailure
+
+State = AssessmentAttempt.State
+
+RECENT = timedelta(hours=24)
+
+
+def attempts_needing_attention() -> QuerySet[AssessmentAttempt]:
+    """Return attempts waiting to be sent, refused, in flight, or submitted without results."""
+    return (
+        AssessmentAttempt.objects.filter(
+            Q(state__in=[State.SUBMIT_PENDING, State.REJECTED, State.SUBMITTING])
+            | Q(state=State.SUBMITTED, result__isnull=True)
+        )
+        .select_related("learner")
+        .order_by("state_changed_at", "pk")
+    )
+
+
+def upstream_failures_by_endpoint(*, since=None) -> list[dict]:
+    """Count recent failed upstream calls per endpoint, with the latest time of each."""
+    since = since or timezone.now() - RECENT
+    return list(
+        UpstreamFailure.objects.filter(at__gte=since)
+        .values("endpoint")
+        .annotate(failures=Count("id"), latest=Max("at"))
+        .order_by("-failures", "endpoint")
+    )
+
+
+def attempt_retry_now(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
+    """Try a stuck step again at once: deliver a pending submission or fetch missing results."""
+    if attempt.state == State.SUBMIT_PENDING:
+        attempt_deliver(attempt_id=attempt.pk, force=True)
+    elif attempt.state == State.SUBMITTED:
+        attempt_fetch_results(attempt=attempt)
+    attempt.refresh_from_db()
+    return attempt

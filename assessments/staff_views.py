@@ -1,0 +1,45 @@
+"""Staff pages about the assessment flow itself: the operations view."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from assessments.models import AssessmentAttempt
+from assessments.operations import (
+    attempt_retry_now,
+    attempts_needing_attention,
+    upstream_failures_by_endpoint,
+)
+from portal.access import staff_required
+from portal.models import UpstreamFailure
+
+RECENT_FAILURES_SHOWN = 20
+
+
+@staff_required
+def operations(request: HttpRequest) -> HttpResponse:
+    """List submissions needing attention and recent upstream failures."""
+    return render(
+        request,
+        "assessments/operations.html",
+        {
+            "attempts": attempts_needing_attention(),
+            "failures_by_endpoint": upstream_failures_by_endpoint(),
+            "recent_failures": UpstreamFailure.objects.all()[:RECENT_FAILURES_SHOWN],
+        },
+    )
+
+
+@staff_required
+@require_POST
+def retry_attempt(request: HttpRequest, attempt_pk: int) -> HttpResponse:
+    """Retry a pending delivery or a missing results fetch now."""
+    attempt = get_object_or_404(AssessmentAttempt.objects.select_related("learner"), pk=attempt_pk)
+    attempt = attempt_retry_now(attempt=attempt)
+    messages.info(
+        request,
+        f"{attempt.learner.display_name}'s assessment #{attempt.assessment_id} is now: "
+        f"{attempt.get_state_display()}.",
+    )
+    return redirect("operations")

@@ -1,0 +1,23 @@
+"""Records the portal keeps about the upstream itself."""
+
+from django.db import models
+
+
+class UpstreamFailure(models.Model):
+    """One failed call to the assessment service, kept for the operations page."""
+
+    endpoint = models.CharField(max_length=40)
+    method = models.CharField(max_length=8)
+    outcome = models.CharField(max_length=200)
+    status = models.IntegerField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+    request_id = models.CharField(max_length=100, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["endpoint", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} {self.outcome} at {self.at:%Y-%m-%d %H:%M:%S}"

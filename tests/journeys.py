@@ -1,0 +1,41 @@
+"""Steps of a learner's journey shared by several test files."""
+
+from datetime import date
+
+from django.test import Client
+
+from assessments.models import AssessmentAttempt
+from assessments.taking import question_pages
+from learners.models import Learner
+from learners.services import learner_register
+
+LEARNER_PASSWORD = "Bright-Window-Seat-3"
+
+
+def register_pupil(staff, username: str = "pia.pupil") -> Learner:
+    """Register a learner upstream through the portal's service."""
+    return learner_register(
+        username=username, password=LEARNER_PASSWORD, dob=date(2010, 2, 2), registered_by=staff
+    )
+
+
+def attempt_url(attempt: AssessmentAttempt, tail: str = "") -> str:
+    return f"/me/assessments/{attempt.assessment_id}/{tail}"
+
+
+def answer_pages(client: Client, attempt: AssessmentAttempt, choice: int = 0, upto=None) -> None:
+    """Answer every question on every page (or the first `upto` pages) with one choice."""
+    for page in question_pages(attempt)[:upto]:
+        data = {f"q{q['position']}": q["answers"][choice]["id"] for q in page.questions}
+        client.post(attempt_url(attempt, f"page/{page.number}/"), {**data, "continue": ""})
+
+
+def ready_to_send(client: Client, learner: Learner) -> AssessmentAttempt:
+    """Sign the learner in, start their assessment and answer every question."""
+    client.force_login(learner.user)
+    client.post("/me/start/")
+    attempt = AssessmentAttempt.objects.get(
+        learner=learner, state=AssessmentAttempt.State.IN_PROGRESS
+    )
+    answer_pages(client, attempt)
+    return attempt
