@@ -9,6 +9,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from learners.models import Level
+from learners.selectors import username_taken
 from portal.forms import ClearRequiredMessages
 
 OLDEST_AGE_YEARS = 120
@@ -45,7 +46,7 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"]
-        if get_user_model().objects.filter(username__iexact=username).exists():
+        if username_taken(username):
             raise ValidationError("That username is already taken. Choose another.")
         return username
 

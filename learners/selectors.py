@@ -1,6 +1,10 @@
 """Reads of learners shared by staff pages."""
 
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
 from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult
 from learners.models import Learner
@@ -33,3 +37,21 @@ def learner_list(*, query: str = "", level: str = "") -> QuerySet[Learner]:
 def learner_attempts(learner: Learner) -> list[AssessmentAttempt]:
     """Return a learner's attempts, newest first, with results and focus areas loaded."""
     return list(learner.attempts.select_related("result").prefetch_related("result__focus_areas"))
+
+
+# A registration still pending after this long was cut off (the process died mid-call).
+PENDING_REGISTRATION_STALE_AFTER = timedelta(minutes=10)
+
+
+def stale_pending_registrations(username: str) -> QuerySet[Learner]:
+    """Return pending registrations of this username left behind by a dead process."""
+    cutoff = timezone.now() - PENDING_REGISTRATION_STALE_AFTER
+    return Learner.objects.filter(
+        username__iexact=username, status=Learner.Status.PENDING, registered_at__lt=cutoff
+    )
+
+
+def username_taken(username: str) -> bool:
+    """Return whether a sign-in account already uses this username, in any case."""
+    stale = stale_pending_registrations(username).values("user_id")
+    return get_user_model().objects.filter(username__iexact=username).exclude(pk__in=stale).exists()

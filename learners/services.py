@@ -5,10 +5,11 @@ from datetime import date
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.views.decorators.debug import sensitive_variables
 
 from learners.models import Learner
+from learners.selectors import stale_pending_registrations
 from portal.partner_api import PartnerApiError, PartnerApiRejected, get_client
 from portal.upstream import failure_message
 
@@ -75,12 +76,14 @@ def learner_register(
             learner.save(update_fields=["upstream_user_id", "status"])
             learner.user.is_active = True
             learner.user.save(update_fields=["is_active"])
-    except IntegrityError as error:
-        # The upstream handed out a user_id we already hold: keep no half-made record.
+    except DatabaseError as error:
+        # The upstream handed out a user_id we already hold (or cannot store): keep no
+        # half-made record.
         _learner_discard(learner)
+        logger.exception("Learner %s could not be activated", learner.pk)
         raise RegistrationFailed(
-            "The assessment service returned a learner id that belongs to another learner. "
-            "Nothing was registered; tell your administrator."
+            "The assessment service returned a learner id the portal cannot use. "
+            "Nothing was registered here; tell your administrator."
         ) from error
     logger.info("Registered learner %s", learner.pk)
     return learner
@@ -90,6 +93,8 @@ def learner_register(
 def _learner_create_pending(*, username: str, password: str, registered_by, **fields) -> Learner:
     """Save the learner and an inactive sign-in account before anything goes upstream."""
     User = get_user_model()
+    for stale in stale_pending_registrations(username):
+        _learner_discard(stale)
     try:
         with transaction.atomic():
             user = User(username=username, is_active=False)

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
+from django.views.decorators.debug import sensitive_variables
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from portal.partner_api_resilience import (
@@ -110,6 +111,7 @@ REQUEST_ID_HEADERS = ("X-Request-Id", "X-Correlation-Id", "Request-Id")
 #   orders and versions fit 32 bits, and decimals (Version, LOAScore) have at most 8 integer
 #   digits and are kept to 4 decimal places; anything else is an unusable response.
 ID_RANGE = (1, 2**63 - 1)
+IDENTIFIER_LIMIT = 200
 SMALL_INT_RANGE = (-(2**31), 2**31 - 1)
 DECIMAL_LIMIT = Decimal(10) ** 8
 DECIMAL_PLACES = Decimal("0.0001")
@@ -479,6 +481,7 @@ class PartnerApiClient:
 
     # Endpoints --------------------------------------------------------------------------------
 
+    @sensitive_variables()  # the password and the key must not reach an error page
     def create_learner(
         self,
         *,
@@ -537,6 +540,7 @@ class PartnerApiClient:
 
     # Plumbing ---------------------------------------------------------------------------------
 
+    @sensitive_variables()
     def _request_json(
         self, endpoint: str, parser: Callable[[Any], _T], method: str, **request: Any
     ) -> _T:
@@ -546,7 +550,7 @@ class PartnerApiClient:
             common: dict[str, Any] = {"status": response.status_code, "request_id": request_id}
             try:
                 data = response.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: absurdly nested JSON
                 raise PartnerApiBadResponse(endpoint, detail="body is not JSON", **common) from None
             try:
                 return parser(data)
@@ -555,6 +559,7 @@ class PartnerApiClient:
 
         return self._call(endpoint, method, read, **request)
 
+    @sensitive_variables()
     def _call(
         self,
         endpoint: str,
@@ -596,6 +601,7 @@ class PartnerApiClient:
         self._settle(breaker, permit, Verdict.HEALTHY, request)
         return result
 
+    @sensitive_variables()
     def _attempt_until_done(
         self, request: _Request, read: Callable[[requests.Response, str | None], _T]
     ) -> _T:
@@ -668,6 +674,7 @@ class PartnerApiClient:
         connect, read = self.timeout
         return (min(connect, time_left), min(read, time_left))
 
+    @sensitive_variables()
     def _send(
         self, request: _Request, timeout: tuple[float, float]
     ) -> tuple[requests.Response, str | None]:
@@ -1009,7 +1016,7 @@ def _upstream_message(response: requests.Response, secrets: tuple[str, ...]) -> 
     """Take a short message from a JSON error body's error/message/detail, if it has one."""
     try:
         data = json.loads(response.content)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -1071,7 +1078,7 @@ def _submit_reply_body(response: requests.Response) -> dict | list | str | None:
         return None
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return response.text[:SUBMIT_TEXT_BODY_LIMIT]
 
 
@@ -1109,7 +1116,8 @@ def _text(data: dict[str, Any], key: str, path: str, default: Any = _MISSING) ->
     value = _field(data, key, path, default)
     if not isinstance(value, str):
         raise _ShapeError(f"{_join(path, key)} is not a string")
-    return value
+    # NUL can be neither shown nor stored (PostgreSQL refuses it in text).
+    return value.replace("\x00", "")
 
 
 def _html(data: dict[str, Any], key: str, path: str) -> str:
@@ -1128,6 +1136,10 @@ def _identifier(data: dict[str, Any], key: str, path: str, default: Any = _MISSI
         raise _ShapeError(f"{_join(path, key)} is not a string or integer")
     if not value.strip():
         raise _ShapeError(f"{_join(path, key)} is empty")
+    # Ids travel back in headers and are stored in indexed columns: no control characters,
+    # no surrounding spaces, and a sane length.
+    if value != value.strip() or _CONTROL_CHARS.search(value) or len(value) > IDENTIFIER_LIMIT:
+        raise _ShapeError(f"{_join(path, key)} is not a usable identifier")
     return value
 
 
@@ -1237,7 +1249,7 @@ def _loose_text(data: dict[str, Any], key: str) -> str:
         return str(value)
     if not isinstance(value, str):
         raise _ShapeError(f"{key} is not a string")
-    return value
+    return value.replace("\x00", "")
 
 
 def _parse_assessment_content(data: Any) -> AssessmentContent:

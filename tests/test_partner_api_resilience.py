@@ -993,3 +993,27 @@ def test_get_client_reports_unusable_retry_settings(settings: Any) -> None:
 
     with pytest.raises(ImproperlyConfigured):
         get_client()
+
+
+@pytest.mark.parametrize("user_id", [" u-1", "u-1 ", "u\x00-1", "u\n1", "x" * 201], ids=repr)
+@responses.activate
+def test_a_learner_id_that_cannot_travel_in_a_header_is_a_bad_response(user_id):
+    client = PartnerApiClient("http://upstream.test", "key-abc", max_attempts=1)
+    responses.post(
+        "http://upstream.test/plapi/v1/partners/users/create-learner",
+        json={"user_id": user_id, "message": "ok"},
+    )
+    with pytest.raises(PartnerApiBadResponse, match="user_id is not a usable identifier"):
+        client.create_learner(username="a", password="Secret-Pass-1", dob=date(2010, 1, 1))
+
+
+@responses.activate
+def test_absurdly_nested_json_is_a_bad_response_not_a_crash():
+    client = PartnerApiClient("http://upstream.test", "key-abc", max_attempts=1)
+    responses.get(
+        "http://upstream.test/plapi/v1/partners/assessments/next-assessment",
+        body="[" * 100_000 + "]" * 100_000,
+        content_type="application/json",
+    )
+    with pytest.raises(PartnerApiBadResponse, match="not JSON"):
+        client.next_assessment("u-1")

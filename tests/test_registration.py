@@ -163,3 +163,33 @@ def test_a_learner_signs_in_whatever_the_case_of_their_username(client, learner)
     response = client.post("/accounts/login/", {"username": "LEE.Learner", "password": PASSWORD})
     assert response.status_code == 302
     assert client.get("/").url == "/me/"
+
+
+def test_a_registration_cut_off_long_ago_does_not_block_the_username(staff_client, upstream):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+
+    stuck_user = User.objects.create_user("nina.new", is_active=False)
+    stuck = Learner.objects.create(
+        user=stuck_user, username="nina.new", dob=date(2009, 3, 27), status=Learner.Status.PENDING
+    )
+    Learner.objects.filter(pk=stuck.pk).update(
+        registered_at=timezone.now() - PENDING_REGISTRATION_STALE_AFTER - timedelta(minutes=1)
+    )
+
+    response = register(staff_client)
+
+    learner = Learner.objects.get(username="nina.new")
+    assert response.url == f"/learners/{learner.pk}/"
+    assert learner.is_registered and learner.pk != stuck.pk
+
+
+def test_a_learner_id_the_portal_cannot_use_leaves_nothing_behind(staff_client):
+    with responses.RequestsMock() as upstream:
+        upstream.post(CREATE_URL, json={"user_id": " spaced ", "message": "ok"})
+        response = register(staff_client)
+    assert "could not read" in response.content.decode()
+    assert not Learner.objects.exists() and not User.objects.filter(username="nina.new").exists()

@@ -1,0 +1,90 @@
+"""Honest pages when the upstream is down, and the staff operations view."""
+
+import pytest
+from django.test import Client
+
+from assessments.models import AssessmentAttempt
+from portal.models import UpstreamFailure
+from tests.journeys import attempt_url, ready_to_send, register_pupil
+
+State = AssessmentAttempt.State
+BANNER = "The assessment service is unavailable at the moment."
+
+
+@pytest.fixture
+def breaker(settings):
+    """A circuit breaker that opens after two failed calls."""
+    settings.PARTNER_API_BREAKER_THRESHOLD = 2
+    settings.PARTNER_API_BREAKER_COOLDOWN = 60
+
+
+@pytest.fixture
+def pupil(upstream, staff):
+    return register_pupil(staff)
+
+
+@pytest.mark.django_db
+def test_after_repeated_failures_pages_fail_fast_with_a_banner_and_stored_pages_still_work(
+    client, pupil, upstream, breaker, staff
+):
+    attempt = ready_to_send(client, pupil)
+    client.post(attempt_url(attempt, "submit/"))  # completed: results stored locally
+    upstream.state.faults.add("next-assessment", "503")
+    client.post("/me/start/")
+    client.post("/me/start/")
+    calls = upstream.state.count(endpoint="next-assessment")
+
+    page = client.post("/me/start/", follow=True).content.decode()
+
+    assert upstream.state.count(endpoint="next-assessment") == calls  # no call: fail fast
+    assert BANNER in page
+    assert "not trying it for a little while" in page
+    results = client.get(attempt_url(attempt, "results/"))
+    assert results.status_code == 200 and BANNER in results.content.decode()
+    assert attempt.result.risk_level in results.content.decode()
+    staff_client = Client()
+    staff_client.force_login(staff)
+    for path in ["/learners/", f"/learners/{pupil.pk}/", "/operations/"]:
+        response = staff_client.get(path)
+        assert response.status_code == 200 and BANNER in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_no_banner_while_the_upstream_answers(client, pupil, breaker):
+    client.force_login(pupil.user)
+    assert BANNER not in client.get("/me/").content.decode()
+
+
+@pytest.mark.django_db
+def test_operations_lists_waiting_submissions_and_retries_them(client, pupil, upstream, staff):
+    attempt = ready_to_send(client, pupil)
+    upstream.state.faults.add("submit-assessment", "503", times=1)
+    client.post(attempt_url(attempt, "submit/"))
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    page = staff_client.get("/operations/").content.decode()
+
+    assert "Waiting to be sent" in page and pupil.display_name in page
+    assert "could not be reached" in page  # the last problem
+    assert "submit-assessment" in page  # recent failures by endpoint
+    assert UpstreamFailure.objects.filter(endpoint="submit-assessment", status=503).exists()
+
+    response = staff_client.post(f"/operations/attempts/{attempt.pk}/retry/", follow=True)
+
+    attempt.refresh_from_db()
+    assert attempt.state == State.COMPLETED
+    assert "is now: Completed" in response.content.decode()
+    assert upstream.state.submissions_count() == 1
+    assert "Nothing needs attention" in staff_client.get("/operations/").content.decode()
+
+
+@pytest.mark.django_db
+def test_failure_records_hold_no_secrets(client, pupil, upstream, settings):
+    upstream.state.faults.add("next-assessment", "500", times=1)
+    client.force_login(pupil.user)
+    client.post("/me/start/")
+    failure = UpstreamFailure.objects.get()
+    text = " ".join(str(value) for value in vars(failure).values())
+    assert settings.PARTNER_API_KEY not in text
+    assert pupil.upstream_user_id not in text
