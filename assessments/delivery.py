@@ -38,6 +38,8 @@ SUBMISSION_REFUSED_STATUSES = frozenset({400, 404, 422})
 # The spec gives no status for a second submission; a strict upstream answers 409, which
 # means the earlier one arrived.
 ALREADY_SUBMITTED_STATUS = 409
+# After this many refusals to show results of a submitted attempt, deliver it again.
+RESULTS_MISSING_LIMIT = 5
 
 
 class IncompleteAnswers(Exception):
@@ -166,7 +168,9 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
         for question in attempt.questions
     ]
     try:
-        get_client().submit_assessment(attempt.learner.upstream_user_id, attempt.session, responses)
+        receipt = get_client().submit_assessment(
+            attempt.learner.upstream_user_id, attempt.session, responses
+        )
     except PartnerApiRejected as error:
         if error.status in SUBMISSION_REFUSED_STATUSES:
             return _record(attempt, State.REJECTED, failure_message(error))
@@ -177,9 +181,24 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
         # Timeout, dropped connection, 5xx, 429: the upstream may or may not have it.
         logger.warning("Submission of attempt %s is pending: %s", attempt.pk, error)
         return _pending(attempt, error)
+    else:
+        if isinstance(receipt.body, str):
+            # A success status with a body that is not JSON (an error page from a proxy,
+            # say) confirms nothing: believe it only once the results can be read.
+            return _confirm_by_results(attempt)
 
     _record(attempt, State.SUBMITTED, "", delivery_attempts=0, next_attempt_at=None)
     attempt_fetch_results(attempt=attempt)
+    return attempt
+
+
+def _confirm_by_results(attempt: AssessmentAttempt) -> AssessmentAttempt:
+    """Complete the attempt if its results exist; otherwise keep it waiting to be sent."""
+    try:
+        results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
+    except PartnerApiError as error:
+        return _pending(attempt, error)
+    _store_results(attempt, results)
     return attempt
 
 
@@ -195,8 +214,19 @@ def _schedule_retry(
     from assessments import tasks
 
     tries = attempt.delivery_attempts + 1
+    message = failure_message(error)
+    no_results = isinstance(error, PartnerApiRejected) and error.endpoint == "results"
+    if no_results and state == State.SUBMITTED:
+        message = "The assessment service has not made the results available yet."
+        if tries >= RESULTS_MISSING_LIMIT:
+            # Results that never appear suggest the submission never arrived after all:
+            # deliver it again (reconciling first, so it is never sent twice).
+            state = State.SUBMIT_PENDING
+    elif no_results:
+        # Reconciling found no results: this is about the submission, not the results.
+        message = "The answers have not reached the assessment service yet."
     when = timezone.now() + retry_delay(tries, getattr(error, "retry_after", None))
-    _record(attempt, state, failure_message(error), delivery_attempts=tries, next_attempt_at=when)
+    _record(attempt, state, message, delivery_attempts=tries, next_attempt_at=when)
     if state == State.SUBMIT_PENDING:
         tasks.enqueue_delivery(attempt.pk, run_after=when)
     else:

@@ -10,10 +10,20 @@ from django.views.decorators.debug import sensitive_variables
 
 from learners.models import Learner
 from learners.selectors import stale_pending_registrations
-from portal.partner_api import PartnerApiError, PartnerApiRejected, get_client
+from portal.partner_api import (
+    PartnerApiBadResponse,
+    PartnerApiError,
+    PartnerApiRejected,
+    PartnerApiServerError,
+    PartnerApiUnavailable,
+    get_client,
+)
 from portal.upstream import failure_message
 
 logger = logging.getLogger(__name__)
+
+# The spec gives no status for a taken username; a strict upstream answers 409.
+USERNAME_TAKEN_STATUS = 409
 
 
 class RegistrationFailed(Exception):
@@ -61,10 +71,10 @@ def learner_register(
     except PartnerApiError as error:
         _learner_discard(learner)
         logger.info("Registration of learner %s failed upstream: %s", learner.pk, error)
-        field = (
-            "username" if isinstance(error, PartnerApiRejected) and error.status == 409 else None
-        )
-        raise RegistrationFailed(failure_message(error), field=field) from error
+        taken = isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS
+        raise RegistrationFailed(
+            _registration_failure(error), field="username" if taken else None
+        ) from error
     except BaseException:
         _learner_discard(learner)  # a bug or an interrupted request must not leave a stub
         raise
@@ -87,6 +97,26 @@ def learner_register(
         ) from error
     logger.info("Registered learner %s", learner.pk)
     return learner
+
+
+def _registration_failure(error: PartnerApiError) -> str:
+    """Explain a failed registration, saying when the upstream may have it anyway."""
+    message = failure_message(error).rstrip(".") + "."
+    if isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS:
+        return (
+            f"{message} The username may belong to an earlier registration that did not "
+            "finish. Choose another username."
+        )
+    maybe_created = isinstance(error, PartnerApiServerError | PartnerApiBadResponse) or (
+        isinstance(error, PartnerApiUnavailable) and error.reached_upstream
+    )
+    if maybe_created:
+        message += (
+            " Nothing was registered in the portal, but the service may have registered the "
+            "learner without confirming it: try again, and if the username is then reported "
+            "as taken, choose another."
+        )
+    return message
 
 
 @sensitive_variables("password")

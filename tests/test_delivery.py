@@ -263,3 +263,27 @@ def test_a_real_worker_delivers_a_pending_submission(staff, upstream, settings):
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED, worker.stderr[-2000:]
     assert submissions(upstream) == 1
+
+
+@pytest.mark.django_db
+def test_results_that_never_appear_send_the_answers_again_without_duplicating(
+    client, pupil, upstream
+):
+    from assessments.delivery import RESULTS_MISSING_LIMIT
+
+    attempt = ready_to_send(client, pupil)
+    upstream.state.faults.add("results", "error", status=404, times=RESULTS_MISSING_LIMIT)
+    client.post(attempt_url(attempt, "submit/"))
+    page = client.get(attempt_url(attempt, "results/")).content.decode()
+    assert "has not made the results available yet" in page
+
+    for _ in range(RESULTS_MISSING_LIMIT - 1):
+        sweep_later()
+    attempt.refresh_from_db()
+    assert attempt.state == State.SUBMIT_PENDING
+
+    sweep_later()
+
+    attempt.refresh_from_db()
+    assert attempt.state == State.COMPLETED
+    assert submissions(upstream) == 1
