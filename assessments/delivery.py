@@ -77,10 +77,17 @@ def attempt_submit(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
 
 def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttempt | None:
     """Deliver a pending submission, unless the earlier one turns out to have arrived."""
-    due = Q() if force else Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+    now = timezone.now()
+    if force:
+        # Even on request, not straight after a failed send: a slow upstream may still be
+        # processing it, and reconciling too early would send it a second time.
+        quiet = timedelta(seconds=settings.SUBMISSION_QUIET_PERIOD)
+        due = Q(state_changed_at__isnull=True) | Q(state_changed_at__lte=now - quiet)
+    else:
+        due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
     claimed = AssessmentAttempt.objects.filter(
         due, pk=attempt_id, state=State.SUBMIT_PENDING
-    ).update(state=State.SUBMITTING, state_changed_at=timezone.now())
+    ).update(state=State.SUBMITTING, state_changed_at=now)
     if not claimed:
         return None  # delivered, refused, not yet due, or someone else is on it
     attempt = AssessmentAttempt.objects.select_related("learner").get(pk=attempt_id)

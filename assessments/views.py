@@ -182,7 +182,12 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
 def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
     """Try again to deliver answers that are waiting to be sent."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
-    delivery.attempt_deliver(attempt_id=attempt.pk, force=True)
+    if delivery.attempt_deliver(attempt_id=attempt.pk, force=True) is None:
+        messages.info(
+            request,
+            "Your answers were tried a moment ago. They are safe; please try again in a "
+            "minute, or simply come back later: they will be sent automatically.",
+        )
     return redirect("assessments:results", assessment_id=assessment_id)
 
 

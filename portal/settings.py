@@ -134,6 +134,9 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["d
 # How long a submission may sit in `submitting` before the sweep treats its call as lost
 # (it must be longer than any single upstream call can take, retries included).
 SUBMISSION_STUCK_AFTER = env.int("SUBMISSION_STUCK_AFTER", default=300)
+# A pending submission is not re-sent on request (a learner's or staff's "try now") until this
+# many seconds after the last try: a slow upstream may still be processing it.
+SUBMISSION_QUIET_PERIOD = env.int("SUBMISSION_QUIET_PERIOD", default=20)
 # Backoff for background delivery of pending submissions and results: seconds for the
 # first retry, doubling up to the cap.
 DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)

@@ -28,6 +28,7 @@ def quick_upstream_calls(settings):
     settings.PARTNER_API_RETRY_BACKOFF_CAP = 0
     settings.PARTNER_API_RETRY_AFTER_CAP = 0
     settings.PARTNER_API_BREAKER_THRESHOLD = 0
+    settings.SUBMISSION_QUIET_PERIOD = 0  # tests resend at once; one test checks the wait
     reset_circuit_breakers()
     yield
     reset_circuit_breakers()

@@ -287,3 +287,22 @@ def test_results_that_never_appear_send_the_answers_again_without_duplicating(
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED
     assert submissions(upstream) == 1
+
+
+@pytest.mark.django_db
+def test_try_sending_now_waits_a_moment_after_a_failed_send(client, pupil, upstream, settings):
+    settings.SUBMISSION_QUIET_PERIOD = 20
+    attempt = ready_to_send(client, pupil)
+    upstream.state.faults.add("submit-assessment", "503", times=1)
+    client.post(attempt_url(attempt, "submit/"))
+
+    page = client.post(attempt_url(attempt, "resend/"), follow=True).content.decode()
+
+    assert "please try again in a minute" in page
+    assert upstream.state.count(endpoint="submit-assessment") == 1
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(
+        state_changed_at=timezone.now() - timedelta(seconds=21)
+    )
+    client.post(attempt_url(attempt, "resend/"))
+    attempt.refresh_from_db()
+    assert attempt.state == State.COMPLETED and submissions(upstream) == 1
