@@ -7,6 +7,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
+from audit.models import AuditEvent
+from audit.services import audit_record
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
 from learners.selectors import learner_attempts, learner_list
@@ -43,6 +45,9 @@ def learner_new(request: HttpRequest) -> HttpResponse:
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
         else:
+            audit_record(
+                request=request, action=AuditEvent.Action.LEARNER_REGISTERED, learner=learner
+            )
             messages.success(
                 request,
                 f"{learner.display_name} is registered and can sign in with the username "
@@ -60,6 +65,13 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
     latest_result = next(
         (a.result for a in attempts if a.state == AssessmentAttempt.State.COMPLETED), None
     )
+    if latest_result is not None:
+        audit_record(
+            request=request,
+            action=AuditEvent.Action.RESULTS_VIEWED,
+            learner=learner,
+            assessment_id=latest_result.attempt.assessment_id,
+        )
     return render(
         request,
         "learners/detail.html",
@@ -76,6 +88,13 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
         learner=learner,
         assessment_id=assessment_id,
     )
+    if hasattr(attempt, "result"):
+        audit_record(
+            request=request,
+            action=AuditEvent.Action.RESULTS_VIEWED,
+            learner=learner,
+            assessment_id=attempt.assessment_id,
+        )
     return render(
         request,
         "learners/attempt.html",

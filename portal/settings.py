@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "learners",
     "assessments",
     "sandbox",
+    "audit",
 ]
 
 MIDDLEWARE = [
@@ -141,6 +142,10 @@ SUBMISSION_QUIET_PERIOD = env.int("SUBMISSION_QUIET_PERIOD", default=20)
 # first retry, doubling up to the cap.
 DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)
 DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
+
+# Behind a reverse proxy that sets X-Forwarded-For, the audit trail may take the client IP
+# from it (only the entry the nearest proxy added).
+AUDIT_TRUST_X_FORWARDED_FOR = env.bool("AUDIT_TRUST_X_FORWARDED_FOR", default=False)
 
 LOGGING = {
     "version": 1,
