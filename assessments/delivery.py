@@ -1,10 +1,12 @@
 """Submission and results, exactly once, surviving upstream failures and restarts.
 
-The database decides who may talk to the upstream about an attempt: moving it into
-`submitting` is a guarded update, so two tabs, a double click or two workers cannot both
-send it. An ambiguous failure (timeout, dropped connection, 5xx, 429) leaves it
-`submit_pending`; background delivery first asks for the results (if they can be read, the
-earlier submission arrived) and only then sends again.
+The database decides who may talk to the upstream about an attempt. Every change of state is
+a conditional update from the state the caller saw, so two tabs, a double click, a worker and
+a staff member's "retry now" can never act on the same attempt at once, and a stale copy can
+never undo a newer state. An ambiguous failure (timeout, dropped connection, 5xx, 429, an
+unreadable reply) leaves it `submit_pending`; delivery first asks for the results (if they can
+be read, the earlier submission arrived) and only then sends again. Once the upstream has
+accepted a submission (a readable 2xx, or 409 "already submitted") it is never sent again.
 """
 
 import logging
@@ -32,14 +34,18 @@ logger = logging.getLogger(__name__)
 
 State = AssessmentAttempt.State
 
-# Upstream refusals of a submission that sending the same thing again cannot fix; other
-# refusals (such as 401 for a misconfigured key) leave the answers waiting to be sent.
-SUBMISSION_REFUSED_STATUSES = frozenset({400, 404, 422})
+# Upstream refusals of a submission that sending the same thing again cannot fix. Other
+# refusals (401 for a misconfigured key, 404 for a learner the upstream lost) leave the answers
+# waiting to be sent, visible on the operations page.
+SUBMISSION_REFUSED_STATUSES = frozenset({400, 422})
 # The spec gives no status for a second submission; a strict upstream answers 409, which
 # means the earlier one arrived.
 ALREADY_SUBMITTED_STATUS = 409
-# After this many refusals to show results of a submitted attempt, deliver it again.
-RESULTS_MISSING_LIMIT = 5
+
+RESULTS_NOT_READY = "The assessment service has not made the results available yet."
+RESULTS_NOT_STORED = (
+    "The results arrived but could not be stored. Your administrator has been told."
+)
 
 
 class IncompleteAnswers(Exception):
@@ -91,12 +97,14 @@ def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttemp
     if not claimed:
         return None  # delivered, refused, not yet due, or someone else is on it
     attempt = AssessmentAttempt.objects.select_related("learner").get(pk=attempt_id)
+    if AssessmentResult.objects.filter(attempt=attempt).exists():
+        return _record(attempt, State.COMPLETED, "")  # the results are already here
     try:
         results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
     except PartnerApiRejected:
         pass  # no results upstream: the earlier submission did not arrive
     except PartnerApiError as error:
-        return _pending(attempt, error)
+        return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
     else:
         logger.info("Attempt %s had arrived upstream; completing without resending", attempt.pk)
         _store_results(attempt, results)
@@ -106,11 +114,14 @@ def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttemp
 
 def attempt_fetch_results(*, attempt: AssessmentAttempt) -> AssessmentResult | None:
     """Fetch and store a submitted attempt's results; None (and a retry later) if not now."""
+    if attempt.state != State.SUBMITTED:
+        return None
     try:
         results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
     except PartnerApiError as error:
         logger.info("Results of attempt %s not available: %s", attempt.pk, error)
-        _schedule_retry(attempt, State.SUBMITTED, error)
+        message = RESULTS_NOT_READY if isinstance(error, PartnerApiRejected) else None
+        _retry_later(attempt, State.SUBMITTED, message or failure_message(error), error)
         return None
     return _store_results(attempt, results)
 
@@ -118,11 +129,6 @@ def attempt_fetch_results(*, attempt: AssessmentAttempt) -> AssessmentResult | N
 def attempt_fetch_results_when_due(*, attempt_id: int) -> AssessmentResult | None:
     """Background entry: fetch results of a submitted attempt if it still has none."""
     attempt = AssessmentAttempt.objects.select_related("learner").get(pk=attempt_id)
-    if (
-        attempt.state != State.SUBMITTED
-        or AssessmentResult.objects.filter(attempt=attempt).exists()
-    ):
-        return None
     if attempt.next_attempt_at and attempt.next_attempt_at > timezone.now():
         return None
     return attempt_fetch_results(attempt=attempt)
@@ -182,12 +188,12 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
         if error.status in SUBMISSION_REFUSED_STATUSES:
             return _record(attempt, State.REJECTED, failure_message(error))
         if error.status != ALREADY_SUBMITTED_STATUS:
-            return _pending(attempt, error)
+            return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
         logger.info("Attempt %s was already submitted upstream", attempt.pk)
     except PartnerApiError as error:
         # Timeout, dropped connection, 5xx, 429: the upstream may or may not have it.
         logger.warning("Submission of attempt %s is pending: %s", attempt.pk, error)
-        return _pending(attempt, error)
+        return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
     else:
         if isinstance(receipt.body, str):
             # A success status with a body that is not JSON (an error page from a proxy,
@@ -204,36 +210,26 @@ def _confirm_by_results(attempt: AssessmentAttempt) -> AssessmentAttempt:
     try:
         results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
     except PartnerApiError as error:
-        return _pending(attempt, error)
+        message = (
+            "The assessment service's reply could not be read, and the answers do not seem "
+            "to have arrived yet."
+        )
+        return _retry_later(attempt, State.SUBMIT_PENDING, message, error)
     _store_results(attempt, results)
     return attempt
 
 
-def _pending(attempt: AssessmentAttempt, error: PartnerApiError) -> AssessmentAttempt:
-    """Keep the answers waiting to be sent, and schedule the next delivery."""
-    return _schedule_retry(attempt, State.SUBMIT_PENDING, error)
-
-
-def _schedule_retry(
-    attempt: AssessmentAttempt, state: str, error: PartnerApiError
+def _retry_later(
+    attempt: AssessmentAttempt, state: str, message: str, error: PartnerApiError | None = None
 ) -> AssessmentAttempt:
     """Record a failed step and queue the next try with backoff."""
     from assessments import tasks
 
     tries = attempt.delivery_attempts + 1
-    message = failure_message(error)
-    no_results = isinstance(error, PartnerApiRejected) and error.endpoint == "results"
-    if no_results and state == State.SUBMITTED:
-        message = "The assessment service has not made the results available yet."
-        if tries >= RESULTS_MISSING_LIMIT:
-            # Results that never appear suggest the submission never arrived after all:
-            # deliver it again (reconciling first, so it is never sent twice).
-            state = State.SUBMIT_PENDING
-    elif no_results:
-        # Reconciling found no results: this is about the submission, not the results.
-        message = "The answers have not reached the assessment service yet."
     when = timezone.now() + retry_delay(tries, getattr(error, "retry_after", None))
     _record(attempt, state, message, delivery_attempts=tries, next_attempt_at=when)
+    if attempt.state != state:
+        return attempt  # someone else moved it meanwhile: their outcome stands
     if state == State.SUBMIT_PENDING:
         tasks.enqueue_delivery(attempt.pk, run_after=when)
     else:
@@ -242,13 +238,15 @@ def _schedule_retry(
 
 
 def _record(attempt: AssessmentAttempt, state: str, error: str, **fields) -> AssessmentAttempt:
-    """Save the attempt's new state, when it changed, and the last problem."""
-    attempt.state = state
-    attempt.last_error = error
-    attempt.state_changed_at = timezone.now()
-    for name, value in fields.items():
-        setattr(attempt, name, value)
-    attempt.save(update_fields=["state", "last_error", "state_changed_at", *fields])
+    """Move the attempt from the state this caller saw to `state`, unless it moved meanwhile."""
+    values = {"state": state, "last_error": error, "state_changed_at": timezone.now(), **fields}
+    moved = AssessmentAttempt.objects.filter(pk=attempt.pk, state=attempt.state).update(**values)
+    if moved:
+        for name, value in values.items():
+            setattr(attempt, name, value)
+    else:
+        logger.info("Attempt %s changed meanwhile; keeping its newer state", attempt.pk)
+        attempt.refresh_from_db()
     return attempt
 
 
@@ -256,6 +254,8 @@ def _store_results(
     attempt: AssessmentAttempt, results: AssessmentResults
 ) -> AssessmentResult | None:
     """Store results (HTML sanitized once, here) and complete the attempt."""
+    if attempt.learner.status == attempt.learner.Status.ERASED:
+        return None  # erased while the results were on their way: keep nothing of them
     try:
         with transaction.atomic():
             result = AssessmentResult.objects.create(
@@ -281,18 +281,23 @@ def _store_results(
                 )
                 for position, area in enumerate(results.focus_areas)
             )
-            attempt.completed_at = timezone.now()
-            _record(attempt, State.COMPLETED, "", completed_at=attempt.completed_at,
-                    next_attempt_at=None)  # fmt: skip
     except IntegrityError:
         # Another request or worker stored these results first.
-        return AssessmentResult.objects.get(attempt=attempt)
+        result = AssessmentResult.objects.get(attempt=attempt)
     except (DatabaseError, ArithmeticError, ValueError):
-        # Results the database cannot hold must not turn every later visit into an error.
+        # Results the database cannot hold must not turn every later visit into an error;
+        # they exist upstream, so the attempt was submitted: try storing them again later.
         logger.exception("Results of attempt %s could not be stored", attempt.pk)
-        attempt.last_error = (
-            "The results arrived but could not be stored. Your administrator has been told."
-        )
-        attempt.save(update_fields=["last_error"])
+        _retry_later(attempt, State.SUBMITTED, RESULTS_NOT_STORED)
         return None
+    # A stored result means a completed attempt, whichever state this caller saw.
+    completed_at = timezone.now()
+    AssessmentAttempt.objects.filter(pk=attempt.pk).exclude(state=State.COMPLETED).update(
+        state=State.COMPLETED,
+        completed_at=completed_at,
+        state_changed_at=completed_at,
+        last_error="",
+        next_attempt_at=None,
+    )
+    attempt.refresh_from_db()
     return result

@@ -60,8 +60,7 @@ def attempt_start(*, learner: Learner) -> AssessmentAttempt:
             raise NothingToTake(offer.status)
 
     if not attempt.has_content:
-        content = get_client().view_assessment(learner.upstream_user_id, attempt.assessment_id)
-        _attempt_store_content(attempt, content)
+        attempt = _attempt_fetch_content(attempt)
     return attempt
 
 
@@ -92,18 +91,33 @@ def attempt_refresh_content(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
     if attempt.state != State.REJECTED:
         raise AttemptClosed
     content = get_client().view_assessment(attempt.learner.upstream_user_id, attempt.assessment_id)
-    _attempt_store_content(attempt, content)
-    valid = {
-        question["id"]: {answer["id"] for answer in question["answers"]}
-        for question in attempt.questions
-    }
-    stale = [
-        answer.pk
-        for answer in attempt.answers.all()
-        if answer.answer_id not in valid.get(answer.question_id, set())
-    ]
-    AttemptAnswer.objects.filter(pk__in=stale).delete()
-    return attempt
+    with transaction.atomic():
+        # Another tab may have refreshed, sent and completed it while we were fetching.
+        locked = AssessmentAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if locked.state != State.REJECTED:
+            raise AttemptClosed
+        _attempt_store_content(locked, content)
+        valid = {
+            question["id"]: {answer["id"] for answer in question["answers"]}
+            for question in locked.questions
+        }
+        stale = [
+            answer.pk
+            for answer in locked.answers.all()
+            if answer.answer_id not in valid.get(answer.question_id, set())
+        ]
+        AttemptAnswer.objects.filter(pk__in=stale).delete()
+    return locked
+
+
+def _attempt_fetch_content(attempt: AssessmentAttempt) -> AssessmentAttempt:
+    """Fetch an offered attempt's content once, even if two requests ask at the same time."""
+    content = get_client().view_assessment(attempt.learner.upstream_user_id, attempt.assessment_id)
+    with transaction.atomic():
+        locked = AssessmentAttempt.objects.select_for_update().get(pk=attempt.pk)
+        if locked.state == State.AVAILABLE and not locked.has_content:
+            _attempt_store_content(locked, content)
+    return locked
 
 
 def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentContent) -> None:
@@ -139,4 +153,9 @@ def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentConten
     attempt.state_changed_at = timezone.now()
     attempt.started_at = attempt.started_at or attempt.state_changed_at
     attempt.last_error = ""
-    attempt.save()
+    attempt.save(
+        update_fields=[
+            "content", "session", "title", "level", "version", "preassess", "state",
+            "state_changed_at", "started_at", "last_error",
+        ]
+    )  # fmt: skip

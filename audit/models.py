@@ -4,6 +4,16 @@ from django.conf import settings
 from django.db import models
 
 
+class AppendOnlyQuerySet(models.QuerySet):
+    """Refuse bulk changes too, not only an event's own save and delete."""
+
+    def update(self, **kwargs):
+        raise PermissionError("Audit events are append-only.")
+
+    def delete(self):
+        raise PermissionError("Audit events are append-only.")
+
+
 class AuditEvent(models.Model):
     """One staff action. Never updated or deleted; never holds a password or the API key."""
 
@@ -31,6 +41,8 @@ class AuditEvent(models.Model):
     )
     detail = models.JSONField(default=dict, blank=True)
     ip_address = models.GenericIPAddressField("client IP", null=True, blank=True)
+
+    objects = AppendOnlyQuerySet.as_manager()
 
     class Meta:
         ordering = ["-at", "-id"]

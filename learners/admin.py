@@ -17,12 +17,15 @@ class LearnerAdmin(admin.ModelAdmin):
     ]
     list_filter = ["level", "status", "registered_at"]
     search_fields = ["username", "first_name", "last_name", "email", "upstream_user_id"]
-    # The upstream owns the learner's identity and level: changing them here would not
-    # change them there, so they are read-only.
+    # The upstream holds the same identity, names and level: changing them here would not
+    # change them there (and could put personal data back into an erased record).
     readonly_fields = [
         "user",
         "upstream_user_id",
         "username",
+        "first_name",
+        "last_name",
+        "email",
         "dob",
         "level",
         "status",

@@ -82,3 +82,44 @@ class LearnerSearchForm(forms.Form):
 
     q = forms.CharField(required=False, label="Search", max_length=100)
     level = forms.ChoiceField(choices=[("", "All levels"), *Level.choices], required=False)
+
+
+class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
+    """Choose a new password for a learner, typed twice and checked by the validators."""
+
+    new_password1 = forms.CharField(
+        label="New password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="At least 8 characters, not a common password and not only digits.",
+    )
+    new_password2 = forms.CharField(
+        label="New password again",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def __init__(self, *args, learner, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.learner = learner
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        password = cleaned.get("new_password1")
+        again = cleaned.get("new_password2")
+        if password and again and password != again:
+            self.add_error("new_password2", "The two passwords do not match. Type it again.")
+        elif password:
+            # The learner's names live on the Learner, not the User: give them to the
+            # similarity check, as registration does.
+            probe = get_user_model()(
+                username=self.learner.username,
+                first_name=self.learner.first_name,
+                last_name=self.learner.last_name,
+                email=self.learner.email,
+            )
+            try:
+                validate_password(password, user=probe)
+            except ValidationError as error:
+                self.add_error("new_password1", error)
+        return cleaned

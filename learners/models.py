@@ -20,6 +20,8 @@ class Learner(models.Model):
         # upstream has returned a user_id; a failed call removes it again.
         PENDING = "pending", "Registration pending"
         ACTIVE = "active", "Active"
+        # Personal data erased (learners.privacy): an anonymous record kept for counts.
+        ERASED = "erased", "Personal data erased"
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="learner"
@@ -31,7 +33,8 @@ class Learner(models.Model):
     first_name = models.CharField(max_length=150, blank=True)
     last_name = models.CharField(max_length=150, blank=True)
     email = models.EmailField(blank=True)
-    dob = models.DateField("date of birth")
+    # Required at registration (the form and the upstream insist); empty only once erased.
+    dob = models.DateField("date of birth", null=True, blank=True)
     level = models.CharField(max_length=32, choices=Level.choices, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     registered_by = models.ForeignKey(
@@ -42,6 +45,7 @@ class Learner(models.Model):
         related_name="registered_learners",
     )
     registered_at = models.DateTimeField(auto_now_add=True)
+    erased_at = models.DateTimeField("personal data erased at", null=True, blank=True)
 
     class Meta:
         ordering = ["-registered_at", "-id"]

@@ -6,8 +6,10 @@ class PortalConfig(AppConfig):
     verbose_name = "Partner portal"
 
     def ready(self) -> None:
-        from portal.partner_api import add_call_listener
-        from portal.upstream import record_failed_call
+        from portal.partner_api import add_call_listener, add_circuit_listener
+        from portal.upstream import publish_circuit_change, record_failed_call
 
-        # Failed upstream calls are kept for the operations page.
+        # Failed upstream calls are kept for the operations page, and an opened circuit is
+        # published so every process (web and worker) shows the same banner.
         add_call_listener(record_failed_call)
+        add_circuit_listener(publish_circuit_change)

@@ -1,22 +1,164 @@
-"""Sign-in: usernames are unique without regard to case, so sign-in ignores case too."""
+"""Sign-in: case-insensitive usernames, and throttling of repeated failures.
 
+Throttling rules (settings, read on every call):
+
+- LOGIN_FAILURE_LIMIT_PER_USERNAME failed sign-ins for one username within LOGIN_FAILURE_WINDOW
+  seconds lock that username for LOGIN_LOCKOUT_DURATION seconds, from any address, whether or
+  not an account has that username (so the lock itself reveals nothing);
+- LOGIN_FAILURE_LIMIT_PER_IP failures from one client IP within the window lock that IP the
+  same way, whatever usernames it tries;
+- while locked, no password is checked at all;
+- a successful sign-in resets its username's count, never the IP's (else an attacker holding
+  one account could clear their own count between guesses).
+
+The counts live in Django's cache: with several processes the cache must be shared (Redis or
+the database cache, via CACHE_URL), or each process counts on its own.
+"""
+
+import logging
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.utils.crypto import salted_hmac
+from django.views.decorators.debug import sensitive_variables
+
+from audit.services import client_ip
+
+logger = logging.getLogger(__name__)
+
+_KEY_SALT = "portal.auth.sign-in-throttle"
 
 
 class CaseInsensitiveModelBackend(ModelBackend):
-    """Django's backend, matching the username case-insensitively ("Amira.K" = "amira.k")."""
+    """Django's backend, matching the username case-insensitively ("Amira.K" = "amira.k").
 
+    It refuses, without checking the password, a username or an IP that is locked, and
+    counts each failure towards the locks.
+    """
+
+    @sensitive_variables("password")
     def authenticate(self, request, username=None, password=None, **kwargs):
         if username is None or password is None:
             return None
+        throttle = SignInThrottle(username=username, ip=client_ip(request) if request else None)
+        if throttle.is_locked():
+            logger.info(
+                "Sign-in refused while locked: username ref %s from %s",
+                throttle.username_ref,
+                throttle.ip or "an unknown address",
+            )
+            # Stops authenticate() trying other backends; it returns None.
+            raise PermissionDenied
+        user = self._check_credentials(request, username, password, **kwargs)
+        if user is None:
+            throttle.record_failure()
+        else:
+            throttle.reset_username()
+        return user
+
+    async def aauthenticate(self, request, username=None, password=None, **kwargs):
+        return await sync_to_async(self.authenticate)(
+            request, username=username, password=password, **kwargs
+        )
+
+    @sensitive_variables("password")
+    def _check_credentials(self, request, username: str, password: str, **kwargs):
+        """Return the user these credentials belong to, or None."""
         User = get_user_model()
         matches = list(User._default_manager.filter(username__iexact=username)[:2])
         if len(matches) != 1:
             # Unknown, or two accounts differing only in case (possible only for accounts
-            # made outside the portal): fall back to the exact match.
+            # made outside the portal): fall back to the exact match, which also spends the
+            # time of a password check on an unknown username.
             return super().authenticate(request, username=username, password=password, **kwargs)
         user = matches[0]
         if user.check_password(password) and self.user_can_authenticate(user):
             return user
         return None
+
+
+class SignInThrottle:
+    """The failure counts and locks for one username and one client IP."""
+
+    def __init__(self, *, username: str, ip: str | None):
+        self.username_ref = _ref(username.lower())
+        self.ip = ip
+        self.ip_ref = _ref(ip) if ip else None
+
+    def is_locked(self) -> bool:
+        """Return whether the username or the IP is locked out."""
+        keys = [f"signin:lock:user:{self.username_ref}"]
+        if self.ip_ref:
+            keys.append(f"signin:lock:ip:{self.ip_ref}")
+        return bool(cache.get_many(keys))
+
+    def record_failure(self) -> None:
+        """Count a failed sign-in against the username and the IP; lock them at the limit."""
+        self._count("user", self.username_ref, settings.LOGIN_FAILURE_LIMIT_PER_USERNAME)
+        if self.ip_ref:
+            self._count("ip", self.ip_ref, settings.LOGIN_FAILURE_LIMIT_PER_IP)
+
+    def reset_username(self) -> None:
+        """Forget the username's failures and lock (a success, or staff set a new password)."""
+        cache.delete_many(
+            [f"signin:fail:user:{self.username_ref}", f"signin:lock:user:{self.username_ref}"]
+        )
+
+    def _count(self, kind: str, ref: str, limit: int) -> None:
+        fail_key = f"signin:fail:{kind}:{ref}"
+        # The window starts with the first failure: add() does nothing if it is running.
+        cache.add(fail_key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
+        try:
+            failures = cache.incr(fail_key)
+        except ValueError:  # the window ended between add() and incr()
+            cache.set(fail_key, 1, timeout=settings.LOGIN_FAILURE_WINDOW)
+            failures = 1
+        if failures < limit:
+            return
+        cache.set(f"signin:lock:{kind}:{ref}", True, timeout=settings.LOGIN_LOCKOUT_DURATION)
+        cache.delete(fail_key)  # after the lock, counting starts afresh
+        # Never the username itself: people type their password into it by mistake.
+        if kind == "user":
+            logger.warning(
+                "Sign-in locked for username ref %s after %d failures (the last from %s)",
+                ref,
+                failures,
+                self.ip or "an unknown address",
+            )
+        else:
+            logger.warning("Sign-in locked for IP %s after %d failures", self.ip, failures)
+
+
+def sign_in_locked(*, username: str, request: HttpRequest | None) -> bool:
+    """Return whether sign-in for this username, or from this request's IP, is locked."""
+    ip = client_ip(request) if request is not None else None
+    return SignInThrottle(username=username, ip=ip).is_locked()
+
+
+def sign_in_unlock(*, username: str) -> None:
+    """Lift a username's lock and forget its failures (its IP's stay)."""
+    SignInThrottle(username=username, ip=None).reset_username()
+
+
+def too_many_attempts_message() -> str:
+    """Say that sign-in is locked and for how long, the same for every username."""
+    return f"Too many attempts. Try again in {duration_text(settings.LOGIN_LOCKOUT_DURATION)}."
+
+
+def duration_text(seconds: int) -> str:
+    """Say a duration in whole hours or minutes ("15 minutes", "8 hours")."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    minutes = max(1, round(seconds / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def _ref(value: str) -> str:
+    """Return a keyed hash of a username or IP: a cache key and a log reference."""
+    return salted_hmac(_KEY_SALT, value, algorithm="sha256").hexdigest()[:32]

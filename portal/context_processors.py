@@ -3,7 +3,7 @@
 from django.http import HttpRequest
 
 from portal.access import is_staff_member, learner_for
-from portal.partner_api import upstream_status
+from portal.upstream import upstream_available
 
 
 def roles(request: HttpRequest) -> dict:
@@ -16,4 +16,4 @@ def roles(request: HttpRequest) -> dict:
 
 def upstream(request: HttpRequest) -> dict:
     """Tell templates whether the assessment service is answering (no network call)."""
-    return {"upstream_available": upstream_status().available}
+    return {"upstream_available": upstream_available()}

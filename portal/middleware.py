@@ -1,10 +1,16 @@
-"""Last-resort handling of upstream failures that a view did not catch itself."""
+"""Request-wide rules: last-resort handling of upstream failures, and idle sessions ending."""
 
 import logging
+import time
 
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from portal.access import is_staff_member, learner_for
+from portal.auth import duration_text
 from portal.partner_api import PartnerApiError
 from portal.upstream import failure_message
 
@@ -30,3 +36,47 @@ class UpstreamErrorMiddleware:
             {"message": failure_message(exception)},
             status=503,
         )
+
+
+# When the signed-in user last made a request (seconds since the epoch).
+LAST_ACTIVITY_SESSION_KEY = "portal_last_activity"
+
+
+class IdleSessionMiddleware:
+    """Sign out after a quiet spell: everyone but staff soon (shared classroom computers).
+
+    Learners (and anyone who is not staff) get a browser-session cookie, and their session
+    ends LEARNER_IDLE_TIMEOUT seconds after their last request, checked here against a time
+    kept in the session: the session itself lives on, so the next request finds it and can
+    say why it was signed out. Staff keep a cookie that expires STAFF_IDLE_TIMEOUT seconds
+    after their last request. Placed after the auth and message middleware.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.user.is_authenticated:
+            self._sign_out_if_idle(request)
+        response = self.get_response(request)
+        # After the view: it may have just signed someone in (or out).
+        if request.user.is_authenticated:
+            staff = is_staff_member(request.user)
+            request.session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
+            request.session.set_expiry(settings.STAFF_IDLE_TIMEOUT if staff else 0)
+        return response
+
+    def _sign_out_if_idle(self, request: HttpRequest) -> None:
+        last_activity = request.session.get(LAST_ACTIVITY_SESSION_KEY)
+        if last_activity is None:
+            return  # signed in by other means than a request through here (tests, shell)
+        staff = is_staff_member(request.user)
+        timeout = settings.STAFF_IDLE_TIMEOUT if staff else settings.LEARNER_IDLE_TIMEOUT
+        if time.time() - last_activity <= timeout:
+            return
+        learner = learner_for(request.user)
+        logout(request)
+        message = f"You were signed out after {duration_text(timeout)} without activity."
+        if learner is not None:
+            message += " Your answers are saved."
+        messages.info(request, message)

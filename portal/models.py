@@ -21,3 +21,18 @@ class UpstreamFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.outcome} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class UpstreamHealth(models.Model):
+    """Until when the assessment service is marked unavailable, shared by every process.
+
+    Each process has its own circuit breaker; this row lets the web pages show the banner
+    when the worker (or another web process) has found the service down.
+    """
+
+    base_url = models.CharField(max_length=500, unique=True)
+    unavailable_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.base_url}: unavailable until {self.unavailable_until or '-'}"

@@ -39,11 +39,14 @@ from portal.partner_api_resilience import (
     UpstreamStatus,
     Verdict,
     add_call_listener,
+    add_circuit_listener,
     breaker_for,
     check_breaker_settings,
     existing_breaker,
     notify_call_listeners,
+    notify_circuit_listeners,
     remove_call_listener,
+    remove_circuit_listener,
     reset_circuit_breakers,
 )
 
@@ -69,8 +72,10 @@ __all__ = [
     "SubmitReceipt",
     "UpstreamStatus",
     "add_call_listener",
+    "add_circuit_listener",
     "get_client",
     "remove_call_listener",
+    "remove_circuit_listener",
     "reset_circuit_breakers",
     "upstream_status",
 ]
@@ -736,6 +741,8 @@ class PartnerApiClient:
     ) -> None:
         """Tell the breaker how a call ended, and log when that opens or closes the circuit."""
         change = breaker.settle(permit, verdict)
+        if change is not None:
+            notify_circuit_listeners(self.base_url, change)
         if change == "closed":
             logger.info("partner API circuit closed: a trial %s call succeeded", request.endpoint)
         elif change is not None:

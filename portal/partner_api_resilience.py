@@ -113,6 +113,35 @@ def notify_call_listeners(record: CallRecord) -> None:
             )
 
 
+CircuitListener = Callable[[str, str], object]
+_circuit_listeners: list[CircuitListener] = []
+
+
+def add_circuit_listener(listener: CircuitListener) -> None:
+    """Call `listener(base_url, change)` when a circuit opens, re-opens or closes."""
+    with _listeners_lock:
+        if listener not in _circuit_listeners:
+            _circuit_listeners.append(listener)
+
+
+def remove_circuit_listener(listener: CircuitListener) -> None:
+    """Stop calling a circuit listener (nothing happens if it was not added)."""
+    with _listeners_lock:
+        if listener in _circuit_listeners:
+            _circuit_listeners.remove(listener)
+
+
+def notify_circuit_listeners(base_url: str, change: str) -> None:
+    """Tell every circuit listener; a listener that fails is logged and skipped."""
+    with _listeners_lock:
+        listeners = tuple(_circuit_listeners)
+    for listener in listeners:
+        try:
+            listener(base_url, change)
+        except Exception:
+            logger.exception("partner API circuit listener failed; ignored")
+
+
 # Retries --------------------------------------------------------------------------------------
 
 

@@ -1,8 +1,12 @@
 """Settings for the partner portal, read from the environment (and a `.env` file if present)."""
 
+import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -26,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "django_tasks",
     "django_tasks_db",
     "portal",
@@ -37,11 +42,13 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "portal.middleware.IdleSessionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
 ]
@@ -75,11 +82,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 20}
     )
     # Tests run a real task worker in a second process, which needs a file, not memory.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / ".test-db.sqlite3")}
+    # One file per test process, so two test runs at once never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / f".test-db-{os.getpid()}.sqlite3")}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    # At least 8: the upstream refuses a shorter learner password (the sandbox does too).
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 8},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -89,6 +101,24 @@ AUTHENTICATION_BACKENDS = ["portal.auth.CaseInsensitiveModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Sign-in throttling (portal/auth.py): this many failed sign-ins for one username, or from one
+# client IP, within LOGIN_FAILURE_WINDOW seconds lock that username or IP for
+# LOGIN_LOCKOUT_DURATION seconds. A school behind one address (NAT) may need a higher IP limit.
+LOGIN_FAILURE_LIMIT_PER_USERNAME = env.int("LOGIN_FAILURE_LIMIT_PER_USERNAME", default=5)
+LOGIN_FAILURE_LIMIT_PER_IP = env.int("LOGIN_FAILURE_LIMIT_PER_IP", default=20)
+LOGIN_FAILURE_WINDOW = env.int("LOGIN_FAILURE_WINDOW", default=15 * 60)
+LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
+# The throttle counts live in the cache. The default (memory of one process) suits development
+# and a single process; with several processes or servers set a shared cache, e.g.
+# CACHE_URL=redis://127.0.0.1:6379/1, or dbcache://portal_cache (then `createcachetable`).
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# Sessions end after a quiet spell (portal.middleware.IdleSessionMiddleware): learners share
+# classroom computers, so theirs end soon and with the browser; staff keep theirs longer.
+LEARNER_IDLE_TIMEOUT = env.int("LEARNER_IDLE_TIMEOUT", default=15 * 60)
+STAFF_IDLE_TIMEOUT = env.int("STAFF_IDLE_TIMEOUT", default=8 * 60 * 60)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = env("TIME_ZONE", default="Europe/London")
@@ -158,3 +188,80 @@ LOGGING = {
         "assessments": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")},
     },
 }
+
+# --------------------------------------------------------------------------------------------
+# Security
+#
+# Production (DEBUG off) is HTTPS only: HSTS, a redirect to https and cookies marked Secure.
+# Development (DEBUG on, `make run`) keeps working over plain http on 127.0.0.1. Every other
+# header is the same in both. `python manage.py check --deploy` with production settings
+# reports nothing (tests/test_security_headers.py runs it).
+# --------------------------------------------------------------------------------------------
+
+# Content-Security-Policy (django-csp 4.x). No 'unsafe-inline' anywhere: templates hold no
+# inline <script> or <style>, no on...= handlers and no style="..." attributes; scripts and
+# styles come from static files only. Sanitized upstream HTML (DESIGN.md section 6) is the
+# first wall, this policy the second. The Django admin needs no relaxation: its scripts are
+# all files and its one inline <style> (change lists with every action bar turned off) is not
+# used here, so a ModelAdmin must not set both actions_on_top and actions_on_bottom False.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        # An answer's Icon may be an https URL on the upstream's side (DESIGN.md section 6):
+        # the portal shows it as an <img>, so images may come from any https origin.
+        "img-src": [SELF, "https:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# HTTPS in production. Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER to the
+# header it sets and the value meaning https, e.g. "X-Forwarded-Proto,https" (only if the
+# proxy always sets or strips that header: a client could otherwise claim https).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_HSTS_SECONDS = 0 if DEBUG else env.int("SECURE_HSTS_SECONDS", default=63072000)  # 2 years
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2:
+        raise ImproperlyConfigured(
+            'SECURE_PROXY_SSL_HEADER must be "Header-Name,value", e.g. "X-Forwarded-Proto,https"'
+        )
+    _header_name = _proxy_ssl_header[0].strip().upper().replace("-", "_")
+    if not _header_name.startswith("HTTP_"):
+        _header_name = f"HTTP_{_header_name}"
+    SECURE_PROXY_SSL_HEADER = (_header_name, _proxy_ssl_header[1].strip())
+
+# Cookies: Secure in production, never readable by scripts (the portal has no JavaScript that
+# reads the CSRF token: forms carry it), and SameSite=Lax, so a link from an e-mail still
+# arrives signed in while cross-site POSTs carry no cookie.
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# SECRET_KEY, ALLOWED_HOSTS and PARTNER_API_KEY are required from the environment when DEBUG
+# is off (above). The API key then travels to the upstream only over https; plain http is
+# refused unless PARTNER_API_ALLOW_HTTP=true (local tests against the sandbox only).
+if (
+    not DEBUG
+    and urlsplit(PARTNER_API_BASE_URL).scheme != "https"
+    and not env.bool("PARTNER_API_ALLOW_HTTP", default=False)
+):
+    raise ImproperlyConfigured(
+        "PARTNER_API_BASE_URL must be an https URL when DEBUG is off "
+        "(set PARTNER_API_ALLOW_HTTP=true only to test against a local sandbox)"
+    )

@@ -1,4 +1,8 @@
-"""What to tell a person when the assessment service fails: one wording for every page."""
+"""The portal's view of the assessment service: what to tell people when it fails, the record
+of failed calls, and whether it is available, as far as any process knows."""
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
 
 from portal.partner_api import (
     PartnerApiBadResponse,
@@ -7,6 +11,8 @@ from portal.partner_api import (
     PartnerApiRejected,
     PartnerApiServerError,
     PartnerApiUnavailable,
+    get_client,
+    upstream_status,
 )
 
 
@@ -39,17 +45,47 @@ def failure_message(error: PartnerApiError) -> str:
 
 def record_failed_call(record) -> None:
     """Keep a failed upstream call for the operations page (a client call listener)."""
-    if record.ok:
-        return
     from portal.models import UpstreamFailure
 
-    UpstreamFailure.objects.create(
-        endpoint=record.endpoint,
-        method=record.method,
-        outcome=record.outcome[:200],
-        status=record.status,
-        attempt=record.attempt,
-        request_id=(record.request_id or "")[:100],
-        latency_ms=max(record.latency_ms, 0),
-        at=record.at,
+    # A call refused by the open circuit never reached the service: not a new failure.
+    if not record.ok and record.outcome != CIRCUIT_OPEN_OUTCOME:
+        UpstreamFailure.objects.create(
+            endpoint=record.endpoint,
+            method=record.method,
+            outcome=record.outcome[:200],
+            status=record.status,
+            attempt=record.attempt,
+            request_id=(record.request_id or "")[:100],
+            latency_ms=max(record.latency_ms, 0),
+            at=record.at,
+        )
+
+
+CIRCUIT_OPEN_OUTCOME = "circuit open"
+
+
+def publish_circuit_change(base_url: str, change: str) -> None:
+    """Tell every process when this one's circuit opens or closes (a circuit listener)."""
+    from portal.models import UpstreamHealth
+
+    until = None
+    if change != "closed":
+        until = upstream_status(base_url).open_until or timezone.now()
+    UpstreamHealth.objects.update_or_create(
+        base_url=base_url, defaults={"unavailable_until": until}
     )
+
+
+def upstream_available() -> bool:
+    """Say whether the assessment service is answering, as far as any process knows."""
+    from portal.models import UpstreamHealth
+
+    try:
+        base_url = get_client().base_url
+    except ImproperlyConfigured:
+        return False
+    if not upstream_status(base_url).available:
+        return False
+    return not UpstreamHealth.objects.filter(
+        base_url=base_url, unavailable_until__gt=timezone.now()
+    ).exists()

@@ -4,11 +4,18 @@ from datetime import date
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 
 from learners.models import Learner, Level
 from portal.access import STAFF_GROUP
-from portal.partner_api import add_call_listener, remove_call_listener, reset_circuit_breakers
-from portal.upstream import record_failed_call
+from portal.partner_api import (
+    add_call_listener,
+    add_circuit_listener,
+    remove_call_listener,
+    remove_circuit_listener,
+    reset_circuit_breakers,
+)
+from portal.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
 
 PASSWORD = "correct-horse-battery"
@@ -32,6 +39,14 @@ def quick_upstream_calls(settings):
     reset_circuit_breakers()
     yield
     reset_circuit_breakers()
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Sign-in throttling counts live in the cache: no test inherits another's."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -104,5 +119,7 @@ def upstream(settings):
 def without_failure_recording():
     """Unit tests of the client run without the database the failure recorder writes to."""
     remove_call_listener(record_failed_call)
+    remove_circuit_listener(publish_circuit_change)
     yield
     add_call_listener(record_failed_call)
+    add_circuit_listener(publish_circuit_change)

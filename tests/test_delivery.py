@@ -37,6 +37,13 @@ def sweep_later():
 
 
 def submissions(upstream) -> int:
+    """Count accepted submissions, failing if any was posted again after being accepted."""
+    resent = [
+        status
+        for _method, endpoint, status in upstream.state.requests
+        if endpoint == "submit-assessment" and status == 409
+    ]
+    assert resent == [], "a submission was posted again after it had been accepted"
     return upstream.state.submissions_count()
 
 
@@ -266,27 +273,43 @@ def test_a_real_worker_delivers_a_pending_submission(staff, upstream, settings):
 
 
 @pytest.mark.django_db
-def test_results_that_never_appear_send_the_answers_again_without_duplicating(
-    client, pupil, upstream
+def test_an_accepted_submission_is_never_sent_again_however_long_the_results_take(
+    client, pupil, upstream, staff
 ):
-    from assessments.delivery import RESULTS_MISSING_LIMIT
-
     attempt = ready_to_send(client, pupil)
-    upstream.state.faults.add("results", "error", status=404, times=RESULTS_MISSING_LIMIT)
+    upstream.state.faults.add("results", "error", status=404)
     client.post(attempt_url(attempt, "submit/"))
     page = client.get(attempt_url(attempt, "results/")).content.decode()
     assert "has not made the results available yet" in page
 
-    for _ in range(RESULTS_MISSING_LIMIT - 1):
+    for _ in range(8):
         sweep_later()
+        client.post(attempt_url(attempt, "results/"))  # "Check for results"
+
     attempt.refresh_from_db()
-    assert attempt.state == State.SUBMIT_PENDING
-
+    assert attempt.state == State.SUBMITTED
+    assert upstream.state.count(endpoint="submit-assessment") == 1
+    staff_client = Client()
+    staff_client.force_login(staff)
+    assert "Sent, no results yet" in staff_client.get("/operations/").content.decode()
+    upstream.state.faults.clear()
     sweep_later()
-
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED
-    assert submissions(upstream) == 1
+
+
+def test_a_stale_copy_never_undoes_a_completed_attempt(client, pupil, upstream, db):
+    attempt = ready_to_send(client, pupil)
+    stale = AssessmentAttempt.objects.get(pk=attempt.pk)
+    client.post(attempt_url(attempt, "submit/"))
+    assert AssessmentAttempt.objects.get(pk=attempt.pk).state == State.COMPLETED
+
+    # A request still holding the old copy asks for results and records a failure.
+    stale.state = State.SUBMITTED
+    upstream.state.faults.add("results", "503", times=1)
+    delivery.attempt_fetch_results(attempt=stale)
+
+    assert AssessmentAttempt.objects.get(pk=attempt.pk).state == State.COMPLETED
 
 
 @pytest.mark.django_db

@@ -500,6 +500,14 @@ def finish(journey: Journey) -> None:
     assert AssessmentAttempt.objects.filter(learner=journey.learner).count() == 1
     assert upstream.state.submissions_count() == 1
     assert upstream.state.submissions_count(attempt.assessment_id) == 1
+    # The strict sandbox answers 409 to a second submission, which the portal would take as
+    # success: so also assert that nothing was ever posted after one had been accepted.
+    duplicates = [
+        status
+        for method, endpoint, status in upstream.state.requests
+        if endpoint == "submit-assessment" and status == 409
+    ]
+    assert duplicates == [], "a submission was posted again after it had been accepted"
     journey.row["outcome"] = f"results shown ({risk_level}), 1 submission"
 
 

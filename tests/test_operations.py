@@ -1,5 +1,7 @@
 """Honest pages when the upstream is down, and the staff operations view."""
 
+import time
+
 import pytest
 from django.test import Client
 
@@ -88,3 +90,48 @@ def test_failure_records_hold_no_secrets(client, pupil, upstream, settings):
     text = " ".join(str(value) for value in vars(failure).values())
     assert settings.PARTNER_API_KEY not in text
     assert pupil.upstream_user_id not in text
+
+
+@pytest.mark.django_db
+def test_the_banner_shows_when_another_process_found_the_service_down(client, pupil, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.models import UpstreamHealth
+    from portal.partner_api import get_client
+
+    # As the worker would publish it after its circuit opened.
+    UpstreamHealth.objects.update_or_create(
+        base_url=get_client().base_url,
+        defaults={"unavailable_until": timezone.now() + timedelta(seconds=30)},
+    )
+    client.force_login(pupil.user)
+    assert BANNER in client.get("/me/").content.decode()
+    UpstreamHealth.objects.update(unavailable_until=timezone.now() - timedelta(seconds=1))
+    assert BANNER not in client.get("/me/").content.decode()
+
+
+@pytest.mark.django_db
+def test_an_opened_circuit_is_published_for_other_processes_and_cleared_on_recovery(
+    client, pupil, upstream, breaker, settings
+):
+    from portal.models import UpstreamHealth
+    from portal.partner_api import reset_circuit_breakers
+
+    upstream.state.faults.add("next-assessment", "503", times=2)
+    client.force_login(pupil.user)
+    client.post("/me/start/")
+    client.post("/me/start/")
+    health = UpstreamHealth.objects.get(base_url=upstream.base_url)
+    assert health.unavailable_until is not None
+
+    settings.PARTNER_API_BREAKER_COOLDOWN = 0.01
+    reset_circuit_breakers()
+    upstream.state.faults.add("next-assessment", "503", times=2)
+    client.post("/me/start/")
+    client.post("/me/start/")  # opens again, now with a tiny cool-down
+    time.sleep(0.05)
+    client.post("/me/start/")  # the trial call succeeds and closes the circuit
+    health.refresh_from_db()
+    assert health.unavailable_until is None

@@ -1,0 +1,268 @@
+"""Personal data of one learner: erase it locally, or export all of it as JSON.
+
+What erasure keeps, and why: the anonymous record staff count with. The learner row stays
+(status `erased`, level, when and by whom registered), and so do their attempts (assessment,
+state and dates) and results (LOA score, risk level, focus areas and their needs-help flags).
+None of these names anyone once the names, username, email, date of birth, upstream id,
+answers, question content, session and the results' free text (trait title and copy, the
+three HTML fields raw and sanitized) are gone. The upstream keeps its own copy: the spec has
+no endpoint to delete a learner there.
+"""
+
+import logging
+import secrets
+from datetime import date, datetime
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.db.models import Model, Q
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
+from audit.models import AuditEvent
+from learners.models import Learner
+
+logger = logging.getLogger(__name__)
+
+State = AssessmentAttempt.State
+
+EXPORT_FORMAT = "partner-portal learner export, version 1"
+UPSTREAM_COPY_NOTE = (
+    "The assessment service keeps its own copy of the registration, answers and results; "
+    "the portal cannot delete or export it (the service offers no way to)."
+)
+STOPPED_BY_ERASURE = "Not finished: the learner's personal data was erased first."
+
+
+class ErasureDeferred(Exception):
+    """A submission is being sent right now: erase once it has finished."""
+
+
+def learner_erase(*, learner: Learner, erased_by: AbstractBaseUser) -> Learner:
+    """Remove a learner's personal data and answers, keeping an anonymous record for counts."""
+    with transaction.atomic():
+        learner = Learner.objects.select_for_update().select_related("user").get(pk=learner.pk)
+        locked = AssessmentAttempt.objects.select_for_update().filter(learner=learner)
+        # A send in flight would store results (with their free text) after the erasure.
+        # `submitting` lasts one upstream call; the sweep turns a stuck one into pending.
+        if any(attempt.state == State.SUBMITTING for attempt in locked):
+            raise ErasureDeferred
+        now = timezone.now()
+        token = _anonymous_username(learner)
+
+        learner.username = token
+        learner.first_name = learner.last_name = learner.email = ""
+        learner.dob = None
+        learner.upstream_user_id = None
+        learner.status = Learner.Status.ERASED
+        learner.erased_at = learner.erased_at or now
+        learner.save()
+
+        user = learner.user
+        user.username = token
+        user.first_name = user.last_name = user.email = ""
+        user.set_unusable_password()  # also ends every session (the session hash changes)
+        user.is_active = False
+        user.last_login = None
+        user.save()
+
+        attempts = AssessmentAttempt.objects.filter(learner=learner)
+        attempts.update(content={}, session="", last_error="")
+        # Delivery needs the answers and the upstream id, both gone: stop it for good, or the
+        # sweep would keep retrying (and a late results fetch would bring free text back).
+        attempts.filter(
+            Q(state=State.SUBMIT_PENDING) | Q(state=State.SUBMITTED, result__isnull=True)
+        ).update(
+            state=State.REJECTED,
+            last_error=STOPPED_BY_ERASURE,
+            state_changed_at=now,
+            next_attempt_at=None,
+        )
+        AttemptAnswer.objects.filter(attempt__learner=learner).delete()
+        results = AssessmentResult.objects.filter(attempt__learner=learner)
+        results.update(
+            trait_title="",
+            trait_copy="",
+            trait_signs_raw="",
+            trait_signs_html="",
+            trait_tips_raw="",
+            trait_tips_html="",
+            result_description_raw="",
+            result_description_html="",
+        )
+        _admin_history_forget(
+            {
+                Learner: [learner.pk],
+                get_user_model(): [user.pk],
+                AssessmentAttempt: list(attempts.values_list("pk", flat=True)),
+                AssessmentResult: list(results.values_list("pk", flat=True)),
+            },
+            token,
+        )
+    logger.info("Learner %s erased by user %s", learner.pk, erased_by.pk)
+    return learner
+
+
+def _anonymous_username(learner: Learner) -> str:
+    """Return the sign-in name an erased learner keeps: "erased-<id>", unique."""
+    if learner.status == Learner.Status.ERASED:
+        return learner.username
+    token = f"erased-{learner.pk}"
+    taken = (
+        get_user_model().objects.filter(username__iexact=token).exclude(pk=learner.user_id).exists()
+        or Learner.objects.filter(username__iexact=token).exclude(pk=learner.pk).exists()
+    )
+    if taken:
+        # Someone registered that very name: a random tail keeps the token unique.
+        token = f"{token}-{secrets.token_hex(4)}"
+    return token
+
+
+def _admin_history_forget(objects: dict[type[Model], list[int]], token: str) -> None:
+    """Replace the learner's name in the admin's history, which names objects by str()."""
+    for model, ids in objects.items():
+        if not ids:
+            continue
+        LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(model),
+            object_id__in=[str(pk) for pk in ids],
+        ).update(object_repr=f"{model._meta.verbose_name} of {token}", change_message="")
+
+
+def learner_export(*, learner: Learner) -> dict:
+    """Return everything the portal holds about one learner, ready to be written as JSON."""
+    attempts = learner.attempts.select_related("result").prefetch_related(
+        "answers", "result__focus_areas"
+    )
+    events = AuditEvent.objects.filter(Q(learner=learner) | Q(learner_ref=str(learner.pk)))
+    user, registered_by = learner.user, learner.registered_by
+    return {
+        "format": EXPORT_FORMAT,
+        "exported_at": _iso(timezone.now()),
+        "learner": {
+            "id": learner.pk,
+            "username": learner.username,
+            "first_name": learner.first_name,
+            "last_name": learner.last_name,
+            "email": learner.email,
+            "dob": _iso(learner.dob),
+            "level": learner.level,
+            "level_name": learner.get_level_display(),
+            "status": learner.status,
+            "upstream_user_id": learner.upstream_user_id,
+            "registered_at": _iso(learner.registered_at),
+            "registered_by": registered_by.get_username() if registered_by else None,
+            "erased_at": _iso(learner.erased_at),
+        },
+        # The password is held only as a one-way hash, and that is never exported.
+        "sign_in_account": {
+            "username": user.get_username(),
+            "active": user.is_active,
+            "can_sign_in": user.is_active and user.has_usable_password(),
+            "created_at": _iso(user.date_joined),
+            "last_signed_in_at": _iso(user.last_login),
+        },
+        "assessments": [_attempt_export(attempt) for attempt in attempts],
+        "audit_events": [
+            {
+                "at": _iso(event.at),
+                "action": event.action,
+                "description": event.get_action_display(),
+                "by": event.actor_username,
+                "detail": event.detail,
+            }
+            for event in events.order_by("at", "id")
+        ],
+        "held_elsewhere": UPSTREAM_COPY_NOTE,
+    }
+
+
+def _attempt_export(attempt: AssessmentAttempt) -> dict:
+    """Return one attempt with its questions, the chosen answers as text, and its results."""
+    chosen = {answer.question_id: answer for answer in attempt.answers.all()}
+    questions = []
+    for question in attempt.questions:
+        offered = {option["id"]: option["copy"] for option in question["answers"]}
+        questions.append(
+            {
+                "id": question["id"],
+                "text": question["text"],
+                "group": question["group"],
+                "answers_offered": list(offered.values()),
+                "chosen_answer": _answer_export(chosen.pop(question["id"], None), offered),
+            }
+        )
+    # Answers whose question is no longer in the stored content are still held: list them too.
+    questions += [
+        {"id": question_id, "text": None, "group": None, "answers_offered": [],
+         "chosen_answer": _answer_export(answer, {})}
+        for question_id, answer in chosen.items()
+    ]  # fmt: skip
+    result = getattr(attempt, "result", None)
+    return {
+        "assessment_id": attempt.assessment_id,
+        "assessment_version": attempt.assessment_version,
+        "title": attempt.title,
+        "level": attempt.level,
+        "version": _number(attempt.version),
+        "target_group": attempt.target_group,
+        "preassess": attempt.preassess,
+        "status_when_offered": attempt.offer_status,
+        "state": attempt.state,
+        "state_name": attempt.get_state_display(),
+        "offered_at": _iso(attempt.offered_at),
+        "started_at": _iso(attempt.started_at),
+        "last_saved_at": _iso(attempt.last_saved_at),
+        "submitted_at": _iso(attempt.submitted_at),
+        "completed_at": _iso(attempt.completed_at),
+        "last_problem": attempt.last_error,
+        "questions": questions,
+        "results": _result_export(result) if result is not None else None,
+    }
+
+
+def _answer_export(answer: AttemptAnswer | None, offered: dict[str, str]) -> dict | None:
+    if answer is None:
+        return None
+    return {
+        "id": answer.answer_id,
+        "text": offered.get(answer.answer_id),
+        "saved_at": _iso(answer.saved_at),
+    }
+
+
+def _result_export(result: AssessmentResult) -> dict:
+    # The sanitized HTML is what the portal shows; the raw copy is the same text from the
+    # upstream with its hostile markup, so it stays out of a file meant to be opened.
+    return {
+        "received_at": _iso(result.received_at),
+        "loa_score": _number(result.loa_score),
+        "risk_level": result.risk_level,
+        "trait_title": result.trait_title,
+        "trait_copy": result.trait_copy,
+        "trait_signs_html": result.trait_signs_html,
+        "trait_tips_html": result.trait_tips_html,
+        "result_description_html": result.result_description_html,
+        "focus_areas": [
+            {
+                "name": area.name,
+                "needs_help": area.needs_help,
+                "needs_help_flagged": area.needs_help_flagged,
+                "questions_count": area.questions_count,
+            }
+            for area in result.focus_areas.all()
+        ],
+    }
+
+
+def _iso(value: date | datetime | None) -> str | None:
+    """Return a date or time in ISO 8601, or None."""
+    return value.isoformat() if value is not None else None
+
+
+def _number(value) -> str | None:
+    """Return a decimal as exact text (JSON floats would round it), or None."""
+    return format(value.normalize(), "f") if value is not None else None

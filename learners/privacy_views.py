@@ -1,0 +1,57 @@
+"""Staff pages about one learner's personal data: export it, or erase it locally."""
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET
+
+from audit.models import AuditEvent
+from audit.services import audit_record
+from learners.models import Learner
+from learners.privacy import ErasureDeferred, learner_erase, learner_export
+from portal.access import staff_required
+
+# The name of the confirmation page's submit button: a POST without it (a stray or replayed
+# request, a script) only shows the page again.
+CONFIRM_FIELD = "erase"
+
+
+@staff_required
+@require_GET
+def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download everything held about a learner as a JSON file."""
+    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    export = learner_export(learner=learner)
+    audit_record(request=request, action=AuditEvent.Action.LEARNER_EXPORTED, learner=learner)
+    response = JsonResponse(export, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="learner-{learner.pk}.json"'
+    return response
+
+
+@staff_required
+def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask to confirm, then erase a learner's personal data here (not upstream)."""
+    statuses = [Learner.Status.ACTIVE, Learner.Status.ERASED]
+    learner = get_object_or_404(Learner, pk=pk, status__in=statuses)
+    if learner.status == Learner.Status.ERASED:
+        # A second click or a back-button resubmission: nothing left to do.
+        messages.info(request, f"The personal data of learner #{learner.pk} is already erased.")
+        return redirect("learners:list")
+    if request.method == "POST" and CONFIRM_FIELD in request.POST:
+        try:
+            with transaction.atomic():  # no erasure without its audit event, and vice versa
+                learner_erase(learner=learner, erased_by=request.user)
+                audit_record(
+                    request=request, action=AuditEvent.Action.LEARNER_ERASED, learner=learner
+                )
+        except ErasureDeferred:
+            messages.error(
+                request,
+                "An assessment of this learner is being sent to the assessment service right "
+                "now. Nothing was erased: try again in a few minutes.",
+            )
+        else:
+            messages.success(request, f"The personal data of learner #{learner.pk} is erased.")
+            return redirect("learners:list")
+    return render(request, "learners/erase_confirm.html", {"learner": learner})
