@@ -11,17 +11,20 @@ class LearnerAdmin(admin.ModelAdmin):
         "last_name",
         "level",
         "status",
-        "upstream_user_id",
+        "upstream_id_hint",
         "registered_by",
         "registered_at",
     ]
     list_filter = ["level", "status", "registered_at"]
-    search_fields = ["username", "first_name", "last_name", "email", "upstream_user_id"]
+    search_fields = ["username", "first_name", "last_name", "email"]
+    # The upstream learner id travels as a credential-like header (learnerid): pages show
+    # only its last characters, enough to tell two learners apart when talking to support.
+    exclude = ["upstream_user_id"]
     # The upstream holds the same identity, names and level: changing them here would not
     # change them there (and could put personal data back into an erased record).
     readonly_fields = [
         "user",
-        "upstream_user_id",
+        "upstream_id_hint",
         "username",
         "first_name",
         "last_name",
@@ -34,6 +37,13 @@ class LearnerAdmin(admin.ModelAdmin):
     ]
     list_select_related = ["registered_by"]
     date_hierarchy = "registered_at"
+
+    @admin.display(description="upstream learner id")
+    def upstream_id_hint(self, learner: Learner) -> str:
+        """Show only the end of the upstream id."""
+        if not learner.upstream_user_id:
+            return "–"
+        return "…" + learner.upstream_user_id[-4:]
 
     def has_add_permission(self, request) -> bool:
         # Learners are registered through the portal page, which registers them upstream too.

@@ -177,6 +177,8 @@ DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
 # from it (only the entry the nearest proxy added).
 AUDIT_TRUST_X_FORWARDED_FOR = env.bool("AUDIT_TRUST_X_FORWARDED_FOR", default=False)
 
+DEFAULT_EXCEPTION_REPORTER_FILTER = "portal.error_reports.AlwaysSafeExceptionReporterFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -2,12 +2,14 @@
 
 The payloads under tests/data/hostile/ put markup, script and URL tricks in every field the
 upstream sends, with the quirks the spec allows: arrays out of DisplayOrder, unknown extra
-fields, int ids, unusual status, risk and needs_help texts.
+fields, int ids, unusual status, risk and needs_help texts. The last part sends every vector of
+the corpus in tests/data/hostile_vectors.json through every upstream field.
 """
 
 import copy
 import json
 import re
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,7 +18,15 @@ import requests
 import responses
 from django.utils.html import escape
 
-from assessments.models import AssessmentAttempt, AttemptAnswer
+from assessments.models import (
+    AssessmentAttempt,
+    AssessmentResult,
+    AttemptAnswer,
+    FocusArea,
+    fit,
+)
+from portal.icons import KNOWN_ICONS
+from tests.test_sanitize import HOSTILE, assert_no_active_content
 
 DATA = Path(__file__).parent / "data" / "hostile"
 API_PREFIX = "/plapi/v1/partners"
@@ -161,13 +171,35 @@ def radios(html: str) -> dict[str, list[str]]:
     return groups
 
 
-def assert_page_is_inert(response) -> str:
-    """Fail if the page carries anything active that could have come from the upstream."""
+# The portal's own scripts, if any (a static file, never inline code): the only <script> allowed.
+OWN_SCRIPT = re.compile(
+    r'<script src="/static/[^"<>]+"(?: (?:defer|async|nonce="[^"<>]*"|type="module"))*></script>'
+)
+
+
+def only_the_good_link(href: str) -> bool:
+    return href == GOOD_LINK
+
+
+def any_link_the_policy_allows(href: str) -> bool:
+    return href.lower().startswith(("http:", "https:", "mailto:"))
+
+
+def assert_page_is_inert(
+    response, images=frozenset({GOOD_ICON}), external_link=only_the_good_link
+) -> str:
+    """Fail if the page carries anything active that could have come from the upstream.
+
+    `images` are the only image sources allowed (icons the upstream may set: https URLs), and
+    `external_link` says which links off the portal are (the sanitizer keeps http, https and
+    mailto links).
+    """
     assert response.status_code < 500, response.status_code
     html = response.content.decode()
-    assert "<script" not in html.lower()
-    assert not RAW_FORBIDDEN.search(html), RAW_FORBIDDEN.search(html).group(0)
-    page = read_page(html)
+    without_own_scripts = OWN_SCRIPT.sub("", html)
+    assert "<script" not in without_own_scripts.lower()
+    assert not RAW_FORBIDDEN.search(without_own_scripts), RAW_FORBIDDEN.search(html).group(0)
+    page = read_page(without_own_scripts)
     assert not page.oddities, page.oddities
     for tag, attributes, pairs in page.tags:
         assert tag not in FORBIDDEN_TAGS, f"<{tag}> on the page"
@@ -175,6 +207,8 @@ def assert_page_is_inert(response) -> str:
         for name, value in attributes.items():
             assert not name.startswith("on"), f"<{tag} {name}=...> on the page"
             assert name not in ("style", "srcdoc", "formaction", "background"), (tag, name)
+            if tag == "a" and name == "href" and external_link(value or ""):
+                continue  # an http(s) or mailto link: its path may say anything
             compact = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
             assert "javascript:" not in compact, f"<{tag} {name}={value!r}>"
             assert "vbscript:" not in compact, f"<{tag} {name}={value!r}>"
@@ -186,14 +220,14 @@ def assert_page_is_inert(response) -> str:
             action = attributes.get("action") or ""
             assert action == "" or (action.startswith("/") and not action.startswith("//")), action
         if tag == "img":
-            assert attributes.get("src") == GOOD_ICON, attributes
+            assert attributes.get("src") in images, attributes
         if tag == "link":
             assert attributes.get("rel") == "stylesheet", attributes
             assert attributes.get("href", "").startswith("/static/"), attributes
         if tag == "a" and attributes.get("href") is not None:
             href = attributes["href"]
             portal_path = href.startswith(("/", "#", "?")) and not href.startswith("//")
-            assert portal_path or href == GOOD_LINK, f"link to {href!r}"
+            assert portal_path or external_link(href), f"link to {href!r}"
         if tag == "input":
             assert attributes.get("type") in ("hidden", "radio", "text", "search"), attributes
     return html
@@ -885,3 +919,575 @@ def test_an_out_of_range_value_from_the_upstream_never_breaks_a_page(
     if attempt is not None:
         url = f"/learners/{learner.pk}/attempts/{attempt.assessment_id}/"
         assert_page_is_inert(staff_client.get(url))
+
+
+# Every vector of the corpus in every field ---------------------------------------------------
+#
+# tests/data/hostile_vectors.json (see tests/test_sanitize.py) goes through every upstream field:
+# plain-text fields must show each vector as text, the HTML fields must store and show nothing
+# active, and `Icon` must show nothing but a known icon or an https image. To stay fast, a
+# field that is a list (questions, answers, focus areas) carries the whole corpus in one reply,
+# one item per vector; the single-valued fields (title, level, offer status, target group, risk
+# level, trait title and copy, and the three HTML fields) get an assessment for every three
+# vectors, all taken by one learner in one run shared by the tests below. Each plain value
+# carries a marker ("[q12]") naming its field and vector, so a failure says which one.
+
+
+def arrived(value: str) -> str:
+    """Return a value as the portal keeps it: the client drops NUL, which no database stores."""
+    return value.replace("\x00", "")
+
+
+def marked(tag: str, number: int, vector: str) -> str:
+    return f"[{tag}{number}]{vector}"
+
+
+def text_problem(html: str, value: str, where: str) -> str | None:
+    """Say what is wrong unless the value is on the page as escaped text and never as markup."""
+    if escape(value) not in html:
+        return f"{where}: {value!r} is not shown as escaped text"
+    if "<" in value and value in html:
+        return f"{where}: {value!r} is on the page unescaped"
+    return None
+
+
+def assert_no_problems(problems: list[str]) -> None:
+    shown = "\n".join(problems[:25])
+    more = f"\n... and {len(problems) - 25} more" if len(problems) > 25 else ""
+    assert not problems, f"{len(problems)} problem(s):\n{shown}{more}"
+
+
+def inert_problem(response, where: str, images=frozenset({GOOD_ICON})) -> str | None:
+    try:
+        assert_page_is_inert(response, images=images, external_link=any_link_the_policy_allows)
+    except AssertionError as failure:
+        return f"{where}: {failure}"
+    return None
+
+
+BENIGN_OFFER = {"status": "ready", "assessment_id": ASSESSMENT_ID, "target_group": "Year 10"}
+
+
+def question_item(
+    number: int, *, text: str = "", group: str = "Habits", copy: str = "", icon: str | None = None
+) -> dict:
+    """One question with one answer; ids Q<n> and A<n>, form field q<n+1> (its position)."""
+    return {
+        "id": f"Q{number}",
+        "Question": text or f"Question {number}",
+        "Group": group,
+        "DisplayOrder": number + 1,
+        "answers": [
+            {
+                "id": f"A{number}",
+                "DisplayOrder": 1,
+                "AnswerCopy": copy or f"Answer {number}",
+                "Icon": icon,
+            }
+        ],
+    }
+
+
+def content_of(questions: list[dict], *, title="Study habits", level="LOA_PARTNER_LEVEL2") -> dict:
+    return {
+        "questions": questions,
+        "assessment_session": 5150,
+        "assessment_info": {
+            "Title": title,
+            "Level": level,
+            "Preassess": False,
+            "Version": 1,
+            "id": ASSESSMENT_ID,
+        },
+    }
+
+
+def results_of(**fields) -> dict:
+    return {
+        "LOAScore": 50,
+        "RiskLevel": "Green",
+        "TraitTitle": "The Steady One",
+        "TraitCopy": "You keep going.",
+        "TraitSigns": "<ul><li>Sleeps well</li></ul>",
+        "TraitTips": "<p>Keep it up</p>",
+        "ResultDescription": "<p>All fine.</p>",
+        "focus_areas": [{"search_filter_name": "SLEEP", "needs_help": "Yes", "questions_count": 1}],
+        **fields,
+    }
+
+
+def serve(upstream_api, content: dict, results: dict | None = None) -> None:
+    upstream_api.next_assessment(json=BENIGN_OFFER)
+    upstream_api.view_assessment(json=content)
+    upstream_api.submit(json={"status": "ok"})
+    upstream_api.results(json=results or results_of())
+
+
+def flow_url(tail: str = "") -> str:
+    return f"/me/assessments/{ASSESSMENT_ID}/{tail}"
+
+
+def answer_all_and_submit(client, questions: int) -> None:
+    choices = {f"q{number + 1}": f"A{number}" for number in range(questions)}
+    response = client.post(flow_url("page/1/"), {**choices, "continue": ""})
+    assert response.status_code == 302, response.status_code
+    response = client.post(flow_url("submit/"))
+    assert response.url == flow_url("results/"), response.url
+
+
+# A list field's run returns (page name, response, values the page must show as text).
+Pages = list[tuple[str, object, list[str]]]
+
+
+def question_text_pages(client, staff_client, learner, upstream_api) -> Pages:
+    values = [marked("q", n, vector) for n, vector in enumerate(HOSTILE)]
+    serve(upstream_api, content_of([question_item(n, text=v) for n, v in enumerate(values)]))
+    start(client)
+    shown = [arrived(value) for value in values]
+    return [
+        ("question page", client.get(flow_url("page/1/")), shown),
+        # Every question unanswered: the error summary repeats each question's text.
+        ("question page with errors", client.post(flow_url("page/1/"), {"continue": ""}), shown),
+        ("check page", client.get(flow_url("check/")), shown),
+        ("check page listing what is missing", client.post(flow_url("submit/")), shown),
+    ]
+
+
+def group_pages(client, staff_client, learner, upstream_api) -> Pages:
+    values = [marked("g", n, vector) for n, vector in enumerate(HOSTILE)]
+    serve(upstream_api, content_of([question_item(n, group=v) for n, v in enumerate(values)]))
+    start(client)
+    # A page's heading is its Group without surrounding spaces; one page per Group.
+    shown = [arrived(value).strip() for value in values]
+    pages: Pages = [
+        (f"question page {n + 1}", client.get(flow_url(f"page/{n + 1}/")), [group])
+        for n, group in enumerate(shown)
+    ]
+    pages.append(("check page", client.get(flow_url("check/")), shown))
+    return pages
+
+
+def answer_copy_pages(client, staff_client, learner, upstream_api) -> Pages:
+    values = [marked("a", n, vector) for n, vector in enumerate(HOSTILE)]
+    serve(upstream_api, content_of([question_item(n, copy=v) for n, v in enumerate(values)]))
+    start(client)
+    shown = [arrived(value) for value in values]
+    pages: Pages = [("question page", client.get(flow_url("page/1/")), shown)]
+    choices = {f"q{n + 1}": f"A{n}" for n in range(len(values))}
+    client.post(flow_url("page/1/"), {**choices, "continue": ""})
+    pages.append(("check page", client.get(flow_url("check/")), shown))
+    return pages
+
+
+def focus_area_pages(field: str):
+    def run(client, staff_client, learner, upstream_api) -> Pages:
+        values = [marked("f", n, vector) for n, vector in enumerate(HOSTILE)]
+        if field == "search_filter_name":
+            areas = [
+                {"search_filter_name": v, "needs_help": "Yes", "questions_count": 1} for v in values
+            ]
+        else:
+            areas = [
+                {"search_filter_name": f"AREA {n}", "needs_help": v, "questions_count": 1}
+                for n, v in enumerate(values)
+            ]
+        serve(upstream_api, content_of([question_item(0)]), results_of(focus_areas=areas))
+        start(client)
+        answer_all_and_submit(client, 1)
+        model_field = "name" if field == "search_filter_name" else "needs_help"
+        shown = [fit(FocusArea, model_field, arrived(value)) for value in values]
+        pages: Pages = [
+            ("results page", client.get(flow_url("results/")), shown),
+            (
+                "staff attempt page",
+                staff_client.get(f"/learners/{learner.pk}/attempts/{ASSESSMENT_ID}/"),
+                shown,
+            ),
+        ]
+        if field == "search_filter_name":  # the learner's page lists the areas needing help
+            pages.append(
+                ("staff learner page", staff_client.get(f"/learners/{learner.pk}/"), shown)
+            )
+        return pages
+
+    return run
+
+
+PLAIN_LIST_FIELDS = {
+    "Question": question_text_pages,
+    "Group": group_pages,
+    "AnswerCopy": answer_copy_pages,
+    "focus area search_filter_name": focus_area_pages("search_filter_name"),
+    "focus area needs_help": focus_area_pages("needs_help"),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("field", PLAIN_LIST_FIELDS)
+def test_every_vector_in_a_plain_text_list_field_is_shown_as_text(
+    field, learner, client, staff, upstream_api
+):
+    client.force_login(learner.user)
+    staff_client = type(client)()
+    staff_client.force_login(staff)
+    pages = PLAIN_LIST_FIELDS[field](client, staff_client, learner, upstream_api)
+
+    problems = []
+    for name, response, values in pages:
+        problem = inert_problem(response, name)
+        if problem:
+            problems.append(problem)
+            continue
+        html = response.content.decode()
+        problems += filter(None, (text_problem(html, value, name) for value in values))
+    assert_no_problems(problems)
+
+
+# Icons: only a known icon name or an https URL shows anything.
+
+LABEL = re.compile(r'<label for="[^"]*">(.*?)\[icon(\d+)\]</label>', re.S)
+
+
+def expected_icon(icon: str) -> str | None:
+    """What a label may show for an Icon: a known name's symbol, an https image, or nothing."""
+    value = arrived(icon).strip()
+    if value.lower() in KNOWN_ICONS:
+        return KNOWN_ICONS[value.lower()]
+    if value.lower().startswith("https://"):
+        return "https image, if any"
+    return None
+
+
+@pytest.mark.django_db
+def test_every_vector_as_an_icon_shows_only_a_known_icon_or_an_https_image(
+    learner_client, upstream_api
+):
+    icons = [*HOSTILE, "  moon  ", "Sun", "https://cdn.example/icons/ok.png"]
+    questions = [question_item(n, copy=f"[icon{n}]", icon=icon) for n, icon in enumerate(icons)]
+    serve(upstream_api, content_of(questions))
+    start(learner_client)
+    response = learner_client.get(flow_url("page/1/"))
+    https_images = frozenset(
+        arrived(icon).strip() for icon in icons if expected_icon(icon) == "https image, if any"
+    )
+    assert inert_problem(response, "question page", images=https_images) is None
+
+    labels = {int(number): inner for inner, number in LABEL.findall(response.content.decode())}
+    assert sorted(labels) == list(range(len(icons)))
+    problems = []
+    for number, icon in enumerate(icons):
+        tags = read_page(labels[number]).tags
+        expected = expected_icon(icon)
+        if expected is None:
+            if tags:
+                problems.append(f"Icon {icon!r} shows {labels[number]!r}")
+        elif expected == "https image, if any":
+            for tag, attributes, _ in tags:
+                src = attributes.get("src") or ""
+                if (
+                    tag != "img"
+                    or src != arrived(icon).strip()
+                    or not src.lower().startswith("https://")
+                ):
+                    problems.append(f"Icon {icon!r} shows {labels[number]!r}")
+        elif f'aria-hidden="true">{expected}</span>' not in labels[number]:
+            problems.append(f"known icon {icon!r} shows {labels[number]!r}")
+    assert_no_problems(problems)
+    # Clean https icons and known names do show.
+    for plain in ("https://cdn.example/icons/ok.png", "https://cdn.example/ok.png"):
+        assert f'src="{plain}"' in response.content.decode()
+    assert response.content.decode().count('class="answer-icon"') >= 8
+
+
+# Single-valued fields: one learner takes an assessment for every three vectors, in one run
+# shared by the tests below. The three HTML fields of an assessment's results take one vector
+# each, so every vector is stored through the portal's results service on its own. The plain
+# fields carry the same three vectors one after the other (escaping works character by
+# character, so three in a row test what each tests alone); a field the portal keeps to a length
+# (status, target group, level, risk level) is cut there, so their order turns from field to
+# field, and each vector comes first in one of them.
+
+HTML_FIELDS = ("TraitSigns", "TraitTips", "ResultDescription")
+PER_ASSESSMENT = len(HTML_FIELDS)
+ASSESSMENTS = range((len(HOSTILE) + PER_ASSESSMENT - 1) // PER_ASSESSMENT)
+FIRST_ID = 70000
+SINGLE_FIELDS = {
+    # field: (marker, turn of the three vectors, (model, field) keeping it to a length)
+    "status": ("s", 0, (AssessmentAttempt, "offer_status")),
+    "target_group": ("t", 1, (AssessmentAttempt, "target_group")),
+    "Level": ("L", 2, (AssessmentAttempt, "level")),
+    "RiskLevel": ("R", 1, (AssessmentResult, "risk_level")),
+    "Title": ("T", 0, None),
+    "TraitTitle": ("TT", 0, None),
+    "TraitCopy": ("TC", 0, None),
+}
+STORED_HTML = {
+    "TraitSigns": "trait_signs",
+    "TraitTips": "trait_tips",
+    "ResultDescription": "result_description",
+}
+
+
+def vectors_of(assessment: int) -> list[int]:
+    """Return the numbers of the vectors an assessment of the run carries."""
+    first = assessment * PER_ASSESSMENT
+    return list(range(first, min(first + PER_ASSESSMENT, len(HOSTILE))))
+
+
+def single_value(field: str, assessment: int) -> str:
+    marker, turn, _ = SINGLE_FIELDS[field]
+    numbers = vectors_of(assessment)
+    turn %= len(numbers)
+    return "".join(marked(marker, n, HOSTILE[n]) for n in numbers[turn:] + numbers[:turn])
+
+
+def single_value_shown(field: str, assessment: int) -> str:
+    value = arrived(single_value(field, assessment))
+    kept_in = SINGLE_FIELDS[field][2]
+    return fit(*kept_in, value) if kept_in else value
+
+
+def html_vector(field: str, assessment: int) -> int | None:
+    numbers = vectors_of(assessment)
+    index = HTML_FIELDS.index(field)
+    return numbers[index] if index < len(numbers) else None
+
+
+@dataclass
+class SingleValueRun:
+    """What the run left: pages and stored values, by assessment of the run."""
+
+    results_pages: list[str] = field(default_factory=list)  # the learner's
+    staff_pages: list[str] = field(default_factory=list)  # staff's page of the assessment
+    shared_pages: dict[str, str] = field(default_factory=dict)  # pages listing every one
+    stored: list[dict[str, str]] = field(default_factory=list)  # HTML fields, raw and clean
+    inert_problems: list[str] = field(default_factory=list)
+
+
+def _single_value_callbacks(mock: responses.RequestsMock, base_url: str) -> None:
+    offers = iter(ASSESSMENTS)
+
+    def number_in(request) -> int:
+        return int(request.url.rsplit("/", 1)[1]) - FIRST_ID
+
+    def offer(request):
+        number = next(offers)
+        body = {
+            "status": single_value("status", number),
+            "assessment_id": FIRST_ID + number,
+            "target_group": single_value("target_group", number),
+        }
+        return 200, {}, json.dumps(body)
+
+    def content(request):
+        number = number_in(request)
+        title, level = single_value("Title", number), single_value("Level", number)
+        return 200, {}, json.dumps(content_of([question_item(0)], title=title, level=level))
+
+    def results(request):
+        number = number_in(request)
+        fields = {name: single_value(name, number) for name in ("RiskLevel", "TraitTitle")}
+        fields["TraitCopy"] = single_value("TraitCopy", number)
+        for name in HTML_FIELDS:
+            vector = html_vector(name, number)
+            fields[name] = "" if vector is None else HOSTILE[vector]
+        return 200, {}, json.dumps(results_of(**fields))
+
+    prefix = re.escape(base_url) + "/assessments/"
+    mock.add_callback(responses.GET, base_url + "/assessments/next-assessment", offer)
+    mock.add_callback(responses.GET, re.compile(prefix + r"view-assessment/\d+"), content)
+    mock.add_callback(responses.GET, re.compile(prefix + r"results/\d+"), results)
+
+
+def _take_every_assessment(run: SingleValueRun, base_url: str) -> None:
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from portal.access import STAFF_GROUP
+    from tests.conftest import make_learner
+
+    learner = make_learner("vera.vectors", "u-vera")
+    staff = User.objects.create_user("stan.single")
+    staff.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    clients = {"learner": Client(), "staff": Client(), "admin": Client()}
+    clients["learner"].force_login(learner.user)
+    clients["staff"].force_login(staff)
+    clients["admin"].force_login(User.objects.create_superuser("ada.admin"))
+
+    def read(who: str, name: str, url: str, method: str = "get") -> str:
+        response = getattr(clients[who], method)(url)
+        assert response.status_code == 200, (name, response.status_code)
+        if who != "admin":
+            run.inert_problems.append(inert_problem(response, name))
+        return response.content.decode()
+
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        _single_value_callbacks(mock, base_url)
+        for number in ASSESSMENTS:
+            assessment_id = FIRST_ID + number
+            response = clients["learner"].post("/me/start/")
+            assert response.url == f"/me/assessments/{assessment_id}/", response.url
+            # Answering is not what this run is about: mark the answers sent, then ask for the
+            # results with the learner's "Check for results".
+            AssessmentAttempt.objects.filter(learner=learner, assessment_id=assessment_id).update(
+                state=State.SUBMITTED
+            )
+            url = f"/me/assessments/{assessment_id}/results/"
+            clients["learner"].post(url)
+            run.results_pages.append(read("learner", f"results page {number}", url))
+            url = f"/learners/{learner.pk}/attempts/{assessment_id}/"
+            run.staff_pages.append(read("staff", f"staff attempt page {number}", url))
+    results = AssessmentResult.objects.filter(attempt__learner=learner)
+    for result in results.order_by("attempt__assessment_id"):
+        run.stored.append(
+            {name: getattr(result, f"{column}_html") for name, column in STORED_HTML.items()}
+            | {
+                f"{name} raw": getattr(result, f"{column}_raw")
+                for name, column in STORED_HTML.items()
+            }
+        )
+    run.shared_pages = {
+        "my assessments": read("learner", "my assessments", "/me/"),
+        "staff learner page": read("staff", "staff learner page", f"/learners/{learner.pk}/"),
+        "admin attempts": read("admin", "", "/admin/assessments/assessmentattempt/"),
+        "admin results": read("admin", "", "/admin/assessments/assessmentresult/"),
+    }
+
+
+@pytest.fixture(scope="module")
+def single_value_run(django_db_setup, django_db_blocker) -> SingleValueRun:
+    """Run once for the module, in a transaction rolled back at the end (only text is kept).
+
+    Every test using it is marked django_db: that is also what has pytest-django set up the
+    test database, which the run must not go without.
+    """
+    from django.conf import settings
+    from django.db import transaction
+    from django.test import override_settings
+
+    quick = override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+        PARTNER_API_RETRY_MAX_ATTEMPTS=1,
+        PARTNER_API_BREAKER_THRESHOLD=0,
+        TASKS={"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}},
+    )
+    run = SingleValueRun()
+    with django_db_blocker.unblock(), quick, transaction.atomic():
+        base_url = settings.PARTNER_API_BASE_URL.strip().rstrip("/")
+        if not base_url.endswith(API_PREFIX):
+            base_url += API_PREFIX
+        _take_every_assessment(run, base_url)
+        transaction.set_rollback(True)
+    run.inert_problems = [problem for problem in run.inert_problems if problem]
+    return run
+
+
+@pytest.mark.django_db
+def test_every_page_of_the_single_valued_run_is_inert(single_value_run):
+    assert len(single_value_run.results_pages) == len(ASSESSMENTS)
+    assert_no_problems(single_value_run.inert_problems)
+
+
+# Where each single-valued field shows: on each assessment's own pages, or on a page listing
+# every assessment of the run (the admin's list filters list every distinct value).
+SINGLE_FIELD_PAGES = {
+    "status": ["staff attempt page"],
+    "target_group": ["staff attempt page", "admin attempts"],
+    "Level": ["admin attempts"],
+    "RiskLevel": ["results page", "staff attempt page", "staff learner page", "admin results"],
+    "Title": ["results page", "staff attempt page", "my assessments", "staff learner page"],
+    "TraitTitle": ["results page", "staff attempt page"],
+    "TraitCopy": ["results page", "staff attempt page"],
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("field", SINGLE_FIELDS)
+def test_every_vector_in_a_single_valued_plain_field_is_shown_as_text(field, single_value_run):
+    run = single_value_run
+    problems = []
+    for page_name in SINGLE_FIELD_PAGES[field]:
+        for number in ASSESSMENTS:
+            if page_name == "results page":
+                html = run.results_pages[number]
+            elif page_name == "staff attempt page":
+                html = run.staff_pages[number]
+            else:
+                html = run.shared_pages[page_name]
+            where = f"{page_name}, vectors {vectors_of(number)}"
+            problem = text_problem(html, single_value_shown(field, number), where)
+            if problem:
+                problems.append(problem)
+    assert_no_problems(problems)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("field", HTML_FIELDS)
+def test_every_vector_in_an_html_field_is_stored_and_shown_without_active_content(
+    field, single_value_run
+):
+    run = single_value_run
+    problems = []
+    for number in ASSESSMENTS:
+        vector = html_vector(field, number)
+        if vector is None:
+            continue
+        stored = run.stored[number]
+        where = f"{field} vector {vector} {HOSTILE[vector]!r}"
+        if stored[f"{field} raw"] != arrived(HOSTILE[vector]):
+            problems.append(f"{where}: the raw value is not kept as it came")
+        clean = stored[field]
+        try:
+            assert_no_active_content(clean)
+        except AssertionError as failure:
+            problems.append(f"{where}: stored {clean!r}: {failure}")
+        for page in (run.results_pages[number], run.staff_pages[number]):
+            if clean and f'<div class="upstream-html">{clean}</div>' not in page:
+                problems.append(f"{where}: the page does not show the stored {clean!r}")
+    assert_no_problems(problems)
+
+
+ADMIN_OWN_SCRIPT = re.compile(r'<script src="/static/admin/[^"<>]+"(?: defer)?></script>')
+# The admin's own inline SVG: the theme toggle's icons and the sprite they use.
+ADMIN_OWN_SVG = {
+    "theme-icon-when-auto",
+    "theme-icon-when-dark",
+    "theme-icon-when-light",
+    "base-svgs",
+}
+ADMIN_RAW_FORBIDDEN = re.compile(
+    r"<\s*/?\s*(" + "|".join(sorted(FORBIDDEN_TAGS - {"svg"})) + r")\b", re.I
+)
+
+
+def admin_page_problem(html: str, where: str) -> str | None:
+    """Say what is active on an admin page beyond the admin's own scripts and icons, if anything."""
+    rest = ADMIN_OWN_SCRIPT.sub("", html)
+    raw = ADMIN_RAW_FORBIDDEN.search(rest)
+    if raw:
+        return f"{where}: {raw[0]}"
+    for tag, attributes, pairs in read_page(rest).tags:
+        if tag == "svg" and attributes.get("class") in ADMIN_OWN_SVG:
+            continue
+        if tag in FORBIDDEN_TAGS or len(pairs) != len(attributes):
+            return f"{where}: <{tag} {attributes}>"
+        if tag == "meta" and "http-equiv" in attributes:
+            return f"{where}: <meta {attributes}>"
+        if tag == "use" and not (attributes.get("xlink:href") or "").startswith("#"):
+            return f"{where}: <use {attributes}>"
+        for name, value in attributes.items():
+            compact = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
+            if name.startswith("on") or name in ("srcdoc", "formaction"):
+                return f"{where}: <{tag} {name}={value!r}>"
+            if name in URL_ATTRIBUTES and compact.startswith(("javascript:", "vbscript:", "data:")):
+                return f"{where}: <{tag} {name}={value!r}>"
+    return None
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_every_single_valued_vector_inertly(single_value_run):
+    problems = [
+        admin_page_problem(single_value_run.shared_pages[name], name)
+        for name in ("admin attempts", "admin results")
+    ]
+    assert_no_problems([problem for problem in problems if problem])

