@@ -6,14 +6,12 @@ import random
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 import responses
 from django.core.exceptions import ImproperlyConfigured
-from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from portal.partner_api import (
     CallRecord,
@@ -34,38 +32,22 @@ from portal.partner_api import (
     reset_circuit_breakers,
     upstream_status,
 )
+from tests.partner_api_support import (
+    API_KEY,
+    BASE,
+    CREATE_URL,
+    LEARNER_ID,
+    NEXT_URL,
+    PASSWORD,
+    RESULTS_URL,
+    SUBMIT_URL,
+    VIEW_URL,
+    connection_refused,
+    connection_reset,
+    payload,
+)
 
 pytestmark = pytest.mark.usefixtures("without_failure_recording")
-
-DATA = Path(__file__).parent / "data"
-BASE = "https://partner.example/plapi/v1/partners"
-API_KEY = "pk_live_S3cr3tPartnerKey0042"
-LEARNER_ID = "6f1c2a9e-4b7d-4e21-9c3a-52d8e0b1a7f4"
-PASSWORD = "Tr0ub4dor&3-horse"
-
-CREATE_URL = f"{BASE}/users/create-learner"
-NEXT_URL = f"{BASE}/assessments/next-assessment"
-VIEW_URL = f"{BASE}/assessments/view-assessment/412"
-SUBMIT_URL = f"{BASE}/assessments/submit-assessment"
-RESULTS_URL = f"{BASE}/assessments/results/412"
-
-
-def payload(name: str) -> Any:
-    """Load a recorded upstream payload from tests/data."""
-    return json.loads((DATA / name).read_text())
-
-
-def connection_refused() -> requests.ConnectionError:
-    """Build the exception requests raises when the upstream refuses the connection."""
-    reason = NewConnectionError(None, "Failed to establish a new connection: Connection refused")
-    return requests.ConnectionError(MaxRetryError(None, "/plapi/v1/partners", reason))
-
-
-def connection_reset() -> requests.ConnectionError:
-    """Build the exception requests raises when the upstream drops the connection."""
-    cause = ProtocolError("Connection aborted.", ConnectionResetError(104, "reset by peer"))
-    return requests.ConnectionError(cause)
-
 
 # Each failure the client may retry, as `responses` reply arguments.
 RETRYABLE = {
