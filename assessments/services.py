@@ -11,13 +11,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer, fit
+from assessments.taking import UNFINISHED_STATES
 from learners.models import Learner
 from portal.partner_api import AssessmentContent, get_client
 
 logger = logging.getLogger(__name__)
 
 State = AssessmentAttempt.State
-UNFINISHED_STATES = [State.IN_PROGRESS, State.SUBMITTING, State.SUBMIT_PENDING, State.REJECTED]
 
 
 class NothingToTake(Exception):
@@ -34,8 +34,6 @@ class AttemptClosed(Exception):
 
 def attempt_start(*, learner: Learner) -> AssessmentAttempt:
     """Return the learner's current attempt, asking the upstream for the next one only if needed."""
-    # An attempt being taken, or whose answers are not yet safely delivered, comes first: the
-    # upstream would offer the same assessment again anyway.
     current = learner.attempts.filter(state__in=UNFINISHED_STATES).first()
     if current is not None:
         return current

@@ -48,3 +48,34 @@ def first_page_to_resume(attempt: AssessmentAttempt, answers: dict[str, str]) ->
         if any(question["id"] in missing for question in page.questions):
             return page.number
     return None
+
+
+def check_answers_sections(attempt: AssessmentAttempt) -> list[dict]:
+    """Return each page with its questions and the answer chosen for each (or None)."""
+    answers = saved_answers(attempt)
+    sections = []
+    for page in question_pages(attempt):
+        rows = []
+        for question in page.questions:
+            chosen = answers.get(question["id"])
+            answer = next((a for a in question["answers"] if a["id"] == chosen), None)
+            rows.append({"question": question, "answer": answer})
+        sections.append({"page": page, "rows": rows})
+    return sections
+
+
+# Attempts the learner must finish (or whose answers are not yet safely delivered) before a
+# new one is asked for: the upstream would offer the same assessment again anyway.
+UNFINISHED_STATES = [
+    AssessmentAttempt.State.IN_PROGRESS,
+    AssessmentAttempt.State.SUBMITTING,
+    AssessmentAttempt.State.SUBMIT_PENDING,
+    AssessmentAttempt.State.REJECTED,
+]
+FINISHED_STATES = [AssessmentAttempt.State.COMPLETED, AssessmentAttempt.State.SUBMITTED]
+
+
+def current_attempt(attempts: list[AssessmentAttempt]) -> AssessmentAttempt | None:
+    """Return the attempt the learner's page leads with: unfinished first, then offered."""
+    unfinished = (a for a in attempts if a.state in UNFINISHED_STATES)
+    return next(unfinished, None) or next((a for a in attempts if a.is_open), None)

@@ -9,6 +9,9 @@ from assessments import delivery, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
+    FINISHED_STATES,
+    check_answers_sections,
+    current_attempt,
     first_page_to_resume,
     question_pages,
     saved_answers,
@@ -30,16 +33,13 @@ def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> Assessment
 def my_assessments(request: HttpRequest) -> HttpResponse:
     """List the learner's assessments: the one to start or resume, and past results."""
     attempts = list(request.learner.attempts.select_related("result"))
-    current = next((a for a in attempts if a.state in services.UNFINISHED_STATES), None)
-    if current is None:
-        current = next((a for a in attempts if a.is_open), None)
     return render(
         request,
         "assessments/my_assessments.html",
         {
             "attempts": attempts,
-            "current": current,
-            "finished": [a for a in attempts if a.state in (State.COMPLETED, State.SUBMITTED)],
+            "current": current_attempt(attempts),
+            "finished": [a for a in attempts if a.state in FINISHED_STATES],
         },
     )
 
@@ -131,20 +131,10 @@ def check_answers(request: HttpRequest, assessment_id: int) -> HttpResponse:
 
 
 def _render_check(request: HttpRequest, attempt: AssessmentAttempt, missing=None, status=200):
-    answers = saved_answers(attempt)
-    pages = []
-    for page in question_pages(attempt):
-        rows = []
-        for question in page.questions:
-            chosen = next(
-                (a for a in question["answers"] if a["id"] == answers.get(question["id"])), None
-            )
-            rows.append({"question": question, "answer": chosen})
-        pages.append({"page": page, "rows": rows})
     return render(
         request,
         "assessments/check_answers.html",
-        {"attempt": attempt, "pages": pages, "missing": missing or []},
+        {"attempt": attempt, "pages": check_answers_sections(attempt), "missing": missing or []},
         status=status,
     )
 

@@ -39,6 +39,12 @@ def learner_attempts(learner: Learner) -> list[AssessmentAttempt]:
     return list(learner.attempts.select_related("result").prefetch_related("result__focus_areas"))
 
 
+def latest_result(attempts: list[AssessmentAttempt]) -> AssessmentResult | None:
+    """Return the results of the newest completed attempt among `learner_attempts`."""
+    completed = (a for a in attempts if a.state == AssessmentAttempt.State.COMPLETED)
+    return next((a.result for a in completed), None)
+
+
 # A registration still pending after this long was cut off (the process died mid-call).
 PENDING_REGISTRATION_STALE_AFTER = timedelta(minutes=10)
 

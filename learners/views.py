@@ -11,7 +11,7 @@ from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
-from learners.selectors import learner_attempts, learner_list
+from learners.selectors import latest_result, learner_attempts, learner_list
 from learners.services import RegistrationFailed, learner_register
 from portal.access import staff_required
 
@@ -62,20 +62,18 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a learner's record, attempt history and latest results."""
     learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
     attempts = learner_attempts(learner)
-    latest_result = next(
-        (a.result for a in attempts if a.state == AssessmentAttempt.State.COMPLETED), None
-    )
-    if latest_result is not None:
+    latest = latest_result(attempts)
+    if latest is not None:
         audit_record(
             request=request,
             action=AuditEvent.Action.RESULTS_VIEWED,
             learner=learner,
-            assessment_id=latest_result.attempt.assessment_id,
+            assessment_id=latest.attempt.assessment_id,
         )
     return render(
         request,
         "learners/detail.html",
-        {"learner": learner, "attempts": attempts, "latest_result": latest_result},
+        {"learner": learner, "attempts": attempts, "latest_result": latest},
     )
 
 

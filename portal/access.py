@@ -19,7 +19,10 @@ def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
         return False
     if user.is_superuser:
         return True
-    return user.groups.filter(name=STAFF_GROUP).exists()
+    # Asked by the view's decorator and again by every template: one query per request.
+    if not hasattr(user, "_is_partner_staff"):
+        user._is_partner_staff = user.groups.filter(name=STAFF_GROUP).exists()
+    return user._is_partner_staff
 
 
 def learner_for(user: AbstractBaseUser | AnonymousUser):
