@@ -31,17 +31,11 @@ from django.utils import timezone
 from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
+from sandbox.faults import ENDPOINTS  # the five endpoints of the spec
 from tests.journeys import LEARNER_PASSWORD, answer_pages, attempt_url
 
 State = AssessmentAttempt.State
 
-ENDPOINTS = (
-    "create-learner",
-    "next-assessment",
-    "view-assessment",
-    "submit-assessment",
-    "results",
-)
 KINDS = (
     "latency",
     "500",

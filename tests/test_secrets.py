@@ -35,6 +35,7 @@ from django.views.debug import ExceptionReporter
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
 from portal.access import STAFF_GROUP
+from sandbox.faults import ENDPOINTS  # the five endpoints of the spec
 from sandbox.server import start_sandbox
 from tests.conftest import PASSWORD
 
@@ -45,13 +46,6 @@ WRONG_PASSWORD = "Wrong-Guess-Of-Pupil-99"
 MOCK_LEARNER_ID = "u-5e1f-learner-SECRET-id"
 API_PREFIX = "/plapi/v1/partners"
 FAULTS = ("500", "503", "drop", "non_json", "missing_field", "processed_500")
-ENDPOINTS = (
-    "create-learner",
-    "next-assessment",
-    "view-assessment",
-    "submit-assessment",
-    "results",
-)
 LOGGERS = ("django", "django.request", "urllib3", "portal", "learners", "assessments", "audit")
 State = AssessmentAttempt.State
 RADIO = re.compile(r'<input type="radio" name="(q\d+)" id="[^"]+" value="([^"]+)"')

@@ -1,13 +1,11 @@
 """The learner's taking flow against the sandbox: pages, saving, checking, submitting."""
 
-from datetime import date
-
 import pytest
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from assessments.services import attempt_start
 from assessments.taking import question_pages
-from learners.services import learner_register
+from tests.journeys import answer_pages, attempt_url, register_pupil
 
 State = AssessmentAttempt.State
 
@@ -15,12 +13,7 @@ State = AssessmentAttempt.State
 @pytest.fixture
 def pupil(upstream, staff, client):
     """A learner registered upstream through the portal, signed in."""
-    learner = learner_register(
-        username="pia.pupil",
-        password="Bright-Window-Seat-3",
-        dob=date(2010, 2, 2),
-        registered_by=staff,
-    )
+    learner = register_pupil(staff)
     client.force_login(learner.user)
     return learner
 
@@ -31,24 +24,12 @@ def attempt(pupil, client) -> AssessmentAttempt:
     return AssessmentAttempt.objects.get(learner=pupil)
 
 
-def url(attempt, tail=""):
-    return f"/me/assessments/{attempt.assessment_id}/{tail}"
-
-
-def answer_all(client, attempt, choice=0, upto=None):
-    """Answer every question on every page (or the first `upto` pages) with one choice."""
-    pages = question_pages(attempt)
-    for page in pages[:upto]:
-        data = {f"q{q['position']}": q["answers"][choice]["id"] for q in page.questions}
-        client.post(url(attempt, f"page/{page.number}/"), {**data, "continue": ""})
-
-
 def test_pages_follow_the_groups_in_display_order_with_labelled_radios(client, attempt):
     pages = question_pages(attempt)
     assert len(pages) > 1
     orders = [q["display_order"] for page in pages for q in page.questions]
     assert orders == sorted(orders)
-    html = client.get(url(attempt, "page/1/")).content.decode()
+    html = client.get(attempt_url(attempt, "page/1/")).content.decode()
     assert f"Step 1 of {len(pages)}" in html
     assert f"<h1>{pages[0].group}</h1>" in html
     first = pages[0].questions[0]
@@ -64,7 +45,7 @@ def test_it_keeps_the_answers_given_when_a_page_is_incomplete(client, attempt):
     page = question_pages(attempt)[0]
     first, second = page.questions[0], page.questions[1]
     response = client.post(
-        url(attempt, "page/1/"),
+        attempt_url(attempt, "page/1/"),
         {f"q{first['position']}": first["answers"][2]["id"], "continue": ""},
     )
     assert response.status_code == 200
@@ -80,7 +61,7 @@ def test_it_refuses_an_answer_that_is_not_the_questions(client, attempt):
     question = pages[0].questions[0]
     foreign = pages[1].questions[0]["answers"][0]["id"]
     response = client.post(
-        url(attempt, "page/1/"), {f"q{question['position']}": foreign, "continue": ""}
+        attempt_url(attempt, "page/1/"), {f"q{question['position']}": foreign, "continue": ""}
     )
     assert "Choose one of the answers shown." in response.content.decode()
     assert not attempt.answers.exists()
@@ -89,7 +70,7 @@ def test_it_refuses_an_answer_that_is_not_the_questions(client, attempt):
 def test_save_and_come_back_later_returns_to_my_assessments(client, attempt):
     question = question_pages(attempt)[0].questions[0]
     response = client.post(
-        url(attempt, "page/1/"),
+        attempt_url(attempt, "page/1/"),
         {f"q{question['position']}": question["answers"][0]["id"], "save_and_exit": ""},
     )
     assert response.url == "/me/"
@@ -99,10 +80,10 @@ def test_save_and_come_back_later_returns_to_my_assessments(client, attempt):
 
 
 def test_submission_is_refused_locally_naming_what_is_missing(client, attempt, upstream):
-    answer_all(client, attempt, upto=1)
+    answer_pages(client, attempt, upto=1)
     pages = question_pages(attempt)
     missing = [q for page in pages[1:] for q in page.questions]
-    response = client.post(url(attempt, "submit/"))
+    response = client.post(attempt_url(attempt, "submit/"))
     assert response.status_code == 400
     html = response.content.decode()
     assert f"{len(missing)} questions still need an answer" in html
@@ -114,10 +95,10 @@ def test_submission_is_refused_locally_naming_what_is_missing(client, attempt, u
 
 
 def test_check_answers_lists_every_answer_with_a_change_link(client, attempt):
-    answer_all(client, attempt, choice=3)
-    html = client.get(url(attempt, "check/")).content.decode()
+    answer_pages(client, attempt, choice=3)
+    html = client.get(attempt_url(attempt, "check/")).content.decode()
     for page in question_pages(attempt):
-        change = url(attempt, f"page/{page.number}/?from=check")
+        change = attempt_url(attempt, f"page/{page.number}/?from=check")
         for question in page.questions:
             assert f'href="{change}#id_q{question["position"]}"' in html
         for question in page.questions:
@@ -125,68 +106,68 @@ def test_check_answers_lists_every_answer_with_a_change_link(client, attempt):
 
 
 def test_a_second_click_on_send_does_not_submit_twice(client, attempt, upstream):
-    answer_all(client, attempt)
-    client.post(url(attempt, "submit/"))
-    response = client.post(url(attempt, "submit/"))
-    assert response.url == url(attempt, "results/")
+    answer_pages(client, attempt)
+    client.post(attempt_url(attempt, "submit/"))
+    response = client.post(attempt_url(attempt, "submit/"))
+    assert response.url == attempt_url(attempt, "results/")
     assert upstream.state.count(endpoint="submit-assessment") == 1
 
 
 def test_a_sent_attempt_can_no_longer_be_changed(client, attempt):
-    answer_all(client, attempt)
-    client.post(url(attempt, "submit/"))
+    answer_pages(client, attempt)
+    client.post(attempt_url(attempt, "submit/"))
     before = dict(attempt.answers.values_list("question_id", "answer_id"))
     question = question_pages(attempt)[0].questions[0]
     response = client.post(
-        url(attempt, "page/1/"), {f"q{question['position']}": question["answers"][3]["id"]}
+        attempt_url(attempt, "page/1/"), {f"q{question['position']}": question["answers"][3]["id"]}
     )
-    assert response.url == url(attempt, "")
+    assert response.url == attempt_url(attempt, "")
     assert dict(attempt.answers.values_list("question_id", "answer_id")) == before
 
 
 def test_an_ambiguous_failure_keeps_the_answers_and_resending_does_not_submit_twice(
     client, attempt, upstream
 ):
-    answer_all(client, attempt)
+    answer_pages(client, attempt)
     # The upstream takes the submission but the reply is lost.
     upstream.state.inject_failure("submit-assessment", status=502, after_processing=True)
-    response = client.post(url(attempt, "submit/"))
+    response = client.post(attempt_url(attempt, "submit/"))
     attempt.refresh_from_db()
     assert attempt.state == State.SUBMIT_PENDING
     page = client.get(response.url).content.decode()
     assert "Your answers are saved and will be sent" in page
     assert AttemptAnswer.objects.filter(attempt=attempt).count() == len(attempt.questions)
 
-    client.post(url(attempt, "resend/"))
+    client.post(attempt_url(attempt, "resend/"))
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED
     assert upstream.state.count(endpoint="submit-assessment") == 1
 
 
 def test_a_submission_that_never_arrived_is_sent_again(client, attempt, upstream):
-    answer_all(client, attempt)
+    answer_pages(client, attempt)
     upstream.state.inject_failure("submit-assessment", status=503)
-    client.post(url(attempt, "submit/"))
-    client.post(url(attempt, "resend/"))
+    client.post(attempt_url(attempt, "submit/"))
+    client.post(attempt_url(attempt, "resend/"))
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED
     assert upstream.state.count(endpoint="submit-assessment") == 2
 
 
 def test_an_expired_session_is_refetched_keeping_every_answer(client, attempt, upstream, pupil):
-    answer_all(client, attempt, choice=1)
+    answer_pages(client, attempt, choice=1)
     upstream.state.expire_sessions(pupil.upstream_user_id)
-    client.post(url(attempt, "submit/"))
+    client.post(attempt_url(attempt, "submit/"))
     attempt.refresh_from_db()
     assert attempt.state == State.REJECTED
-    page = client.get(url(attempt, "results/")).content.decode()
+    page = client.get(attempt_url(attempt, "results/")).content.decode()
     assert "did not accept your answers" in page and "Unknown or expired session" in page
 
-    response = client.post(url(attempt, "refresh/"))
-    assert response.url == url(attempt, "")
-    assert client.get(response.url).url == url(attempt, "check/")
+    response = client.post(attempt_url(attempt, "refresh/"))
+    assert response.url == attempt_url(attempt, "")
+    assert client.get(response.url).url == attempt_url(attempt, "check/")
     assert attempt.answers.count() == len(attempt.questions)
-    client.post(url(attempt, "submit/"))
+    client.post(attempt_url(attempt, "submit/"))
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED
 
@@ -200,16 +181,16 @@ def test_starting_again_resumes_the_open_attempt_without_asking_upstream(client,
 def test_when_nothing_is_left_to_take_the_learner_is_told(client, pupil, upstream):
     for _ in range(3):
         attempt = attempt_start(learner=pupil)
-        answer_all(client, attempt)
-        client.post(url(attempt, "submit/"))
+        answer_pages(client, attempt)
+        client.post(attempt_url(attempt, "submit/"))
     response = client.post("/me/start/", follow=True)
     assert "There is no assessment for you to take right now." in response.content.decode()
     assert pupil.attempts.filter(state=State.COMPLETED).count() == 3
 
 
 def test_my_assessments_lists_past_results(client, attempt):
-    answer_all(client, attempt)
-    client.post(url(attempt, "submit/"))
+    answer_pages(client, attempt)
+    client.post(attempt_url(attempt, "submit/"))
     html = client.get("/me/").content.decode()
-    assert url(attempt, "results/") in html and "Results ready" in html
+    assert attempt_url(attempt, "results/") in html and "Results ready" in html
     assert "Start another assessment" in html

@@ -14,18 +14,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import (
-    BaseCommand,
     CommandError,
     CommandParser,
-    DjangoHelpFormatter,
 )
 
-from sandbox.faults import FAULT_SYNTAX_HELP, FaultError, parse_fault_spec
+from sandbox.faults import FaultError, parse_fault_spec
+from sandbox.management.fault_help import FaultSyntaxHelpCommand
 from sandbox.server import CONTROL_PATH, SandboxState, base_url_of, make_sandbox_server
-
-
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's help layout, keeping the line breaks of the fault syntax epilog."""
 
 
 def fault_spec(value: str) -> str:
@@ -37,19 +32,12 @@ def fault_spec(value: str) -> str:
     return value
 
 
-class Command(BaseCommand):
+class Command(FaultSyntaxHelpCommand):
     """Run the stand-in Learner Assessment Partner API until Ctrl-C."""
 
     help = "Serve the sandbox upstream (a stand-in for the Partner API) until Ctrl-C."
     # The sandbox depends on none of the portal's apps, so a half-built portal must not stop it.
     requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        """Add the fault syntax to the help, line breaks kept."""
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.formatter_class = _HelpFormatter
-        parser.epilog = FAULT_SYNTAX_HELP
-        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         """Declare the host, port, key, sequence length and state file options."""

@@ -9,7 +9,6 @@ python manage.py sandbox_faults --url http://127.0.0.1:8001 clear
 
 from __future__ import annotations
 
-import argparse
 import json
 import urllib.error
 import urllib.request
@@ -18,34 +17,22 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management.base import (
-    BaseCommand,
     CommandError,
     CommandParser,
-    DjangoHelpFormatter,
 )
 
-from sandbox.faults import FAULT_SYNTAX_HELP, FaultError, parse_fault_spec
+from sandbox.faults import FaultError, parse_fault_spec
+from sandbox.management.fault_help import FaultSyntaxHelpCommand
 from sandbox.server import CONTROL_PATH
 
 ACTIONS = ("list", "add", "remove", "clear", "seed")
 
 
-class _HelpFormatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Django's help layout, keeping the line breaks of the fault syntax epilog."""
-
-
-class Command(BaseCommand):
+class Command(FaultSyntaxHelpCommand):
     """Talk to the fault control API of a running sandbox (never to a real upstream)."""
 
     help = "List, add, remove or clear the fault rules of a running sandbox upstream."
     requires_system_checks: list[str] = []
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        """Add the fault syntax to the help, line breaks kept."""
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        parser.formatter_class = _HelpFormatter
-        parser.epilog = FAULT_SYNTAX_HELP
-        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         """Declare the sandbox's address and key, the action and its arguments."""
