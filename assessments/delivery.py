@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, fit
 from assessments.services import AttemptClosed
+from assessments.signals import result_stored
 from assessments.taking import saved_answers, unanswered_questions
 from portal.partner_api import (
     AssessmentResults,
@@ -281,6 +282,7 @@ def _store_results(
                 )
                 for position, area in enumerate(results.focus_areas)
             )
+            result_stored.send(sender=AssessmentResult, result=result)
     except IntegrityError:
         # Another request or worker stored these results first.
         result = AssessmentResult.objects.get(attempt=attempt)

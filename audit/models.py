@@ -25,6 +25,10 @@ class AuditEvent(models.Model):
         LEARNER_ERASED = "learner_erased", "Erased a learner's personal data"
         LEARNERS_EXPORTED = "learners_exported", "Exported learners"
         SUBMISSION_RETRIED = "submission_retried", "Retried a submission"
+        LEARNERS_IMPORTED = "learners_imported", "Started a bulk registration"
+        CREDENTIALS_DOWNLOADED = "credentials_downloaded", "Downloaded generated passwords"
+        RESULTS_EXPORTED = "results_exported", "Exported results"
+        FOLLOW_UP_CHANGED = "follow_up_changed", "Changed a follow-up"
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "assessments",
     "sandbox",
     "audit",
+    "dashboard",
+    "followups",
 ]
 
 MIDDLEWARE = [

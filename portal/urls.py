@@ -18,6 +18,8 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
+    path("dashboard/", include("dashboard.urls")),
+    path("follow-ups/", include("followups.urls")),
     path("learners/", include("learners.urls")),
     path("me/", include("assessments.urls")),
     path("operations/", staff_views.operations, name="operations"),

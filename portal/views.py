@@ -9,9 +9,9 @@ from portal.access import is_staff_member, learner_for
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Send staff to the learner list, learners to their page, everyone else to sign in."""
+    """Send staff to the cohort dashboard, learners to their page, everyone else to sign in."""
     if is_staff_member(request.user):
-        return redirect("learners:list")
+        return redirect("dashboard:home")
     if learner_for(request.user) is not None:
         return redirect("assessments:my_assessments")
     if request.user.is_authenticated:

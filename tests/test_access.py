@@ -27,7 +27,7 @@ SIGN_IN = "sign in"  # 302 to the login page with ?next= the requested path
 TO_LOGIN = f"-> {LOGIN_URL}"
 TO_HOME = "-> /"
 TO_ME = "-> /me/"
-TO_LEARNERS = "-> /learners/"
+TO_DASHBOARD = "-> /dashboard/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
 MINE = "mine"
@@ -60,8 +60,8 @@ POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, NOT_FOUND, NOT_FOUND)
 # A new URL pattern must be added here, or test_the_matrix_knows_every_url_of_the_portal fails.
 EXPECTED: dict[str, dict[str, Row]] = {
     "home": {
-        "GET": Row(TO_LOGIN, TO_ME, TO_ME, TO_LEARNERS, TO_LEARNERS),
-        "POST": Row(TO_LOGIN, TO_ME, TO_ME, TO_LEARNERS, TO_LEARNERS),
+        "GET": Row(TO_LOGIN, TO_ME, TO_ME, TO_DASHBOARD, TO_DASHBOARD),
+        "POST": Row(TO_LOGIN, TO_ME, TO_ME, TO_DASHBOARD, TO_DASHBOARD),
     },
     "login": {
         "GET": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
@@ -100,6 +100,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "operations": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "dashboard:home": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "followups:queue": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Staff retry any learner's stuck attempt, then come back to the operations page.
     "operations_retry": {
         "GET": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
@@ -464,13 +466,13 @@ def test_superuser_sees_the_admin_index_every_changelist_and_every_record(
 
 
 @pytest.mark.parametrize("person", ["staff", "superuser"])
-def test_home_sends_staff_to_the_learner_list(client, request, person):
+def test_home_sends_staff_to_the_cohort_dashboard(client, request, person):
     client.force_login(request.getfixturevalue(person))
 
     response = client.get("/")
 
     assert response.status_code == 302
-    assert response.url == "/learners/"
+    assert response.url == "/dashboard/"
 
 
 def test_home_sends_a_learner_to_their_assessments(learner_client):
