@@ -19,20 +19,29 @@ $(INSTALLED): pyproject.toml | $(PY)
 
 install: $(INSTALLED)
 
-# The sandbox upstream on :8001, the portal on :8000 (both on SQLite), a background worker and
-# the sweep that re-queues stuck deliveries every minute. Ctrl-C stops them all; if one stops
-# by itself, the others are stopped too. Job control (set -m) gives each its own process
-# group, so the runserver's reloader child is stopped with it.
+# The sandbox upstream on :8001, the portal on :8000 (both on SQLite), background workers for
+# deliveries and for bulk registrations,
+# the sweep that re-queues stuck deliveries and the one that resumes stalled bulk
+# registrations (and wipes expired passwords), every minute. Into an empty database, seed_demo
+# first registers a demo cohort through the sandbox (it waits for the sandbox to answer).
+# Ctrl-C stops them all; if one stops by itself, the others are stopped too. Job control
+# (set -m) gives each its own process group, so the runserver's reloader child is stopped
+# with it.
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_staff
 	@set -m; \
 	$(PY) manage.py sandbox --host 127.0.0.1 --port 8001 & sandbox=$$!; \
-	$(PY) manage.py db_worker --no-startup-delay & worker=$$!; \
-	$(PY) manage.py sweep_attempts --every 60 & sweep=$$!; \
-	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	trap 'trap - INT TERM EXIT; echo "Stopping the portal, the worker and the sandbox."; \
-	      kill -TERM -- -$$sandbox -$$worker -$$sweep -$$portal 2>/dev/null; wait' INT TERM EXIT; \
+	      kill -TERM -- -$$sandbox $${seed:+-$$seed} $${worker:+-$$worker} \
+	      $${importer:+-$$importer} $${sweep:+-$$sweep} \
+	      $${imports:+-$$imports} $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
+	$(PY) manage.py seed_demo & seed=$$!; wait $$seed; seed=; \
+	$(PY) manage.py db_worker --no-startup-delay & worker=$$!; \
+	$(PY) manage.py db_worker --no-startup-delay --queue-name imports & importer=$$!; \
+	$(PY) manage.py sweep_attempts --every 60 & sweep=$$!; \
+	$(PY) manage.py sweep_imports --every 60 & imports=$$!; \
+	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	wait -n
 
 test: install
@@ -44,3 +53,14 @@ lint: install
 
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run
+
+# The benchmark of issue 5 (not part of `make test`): on PostgreSQL (BENCH_DATABASE_URL,
+# default postgres://root@127.0.0.1:5432/portal_bench, created and migrated if missing), with
+# 100,000 learners and 300,000 attempts generated once and reused; prints one table of
+# measured figures against targets. See bench/README.md.
+BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench
+.PHONY: bench
+bench: install
+	$(PY) -m pip install --quiet ".[test,bench]"
+	@rm -rf build *.egg-info
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.run

@@ -56,6 +56,26 @@ class AssessmentAttempt(models.Model):
         indexes = [
             models.Index(fields=["state", "offered_at"]),
             models.Index(fields=["state", "next_attempt_at"]),
+            # A learner's latest attempt (the staff list's "latest assessment") is the first
+            # entry under the learner: no sort over their history.
+            models.Index(
+                fields=["learner", "-offered_at", "-id"], name="attempt_learner_latest_idx"
+            ),
+            # The dashboard's "in progress" and "pending delivery" counts: the few attempts not
+            # finished, with every column those counts read, so the index alone answers them.
+            models.Index(
+                fields=["state", "learner", "offered_at", "submitted_at", "id"],
+                condition=models.Q(
+                    state__in=[
+                        "available",
+                        "in_progress",
+                        "submitting",
+                        "submit_pending",
+                        "submitted",
+                    ]
+                ),
+                name="attempt_unfinished_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass
 
-from assessments.models import AssessmentAttempt
+from django.db import connection
+
+from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,99 @@ def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
         QuestionPage(number=number, group=group, questions=questions)
         for number, (group, questions) in enumerate(groups.items(), start=1)
     ]
+
+
+# The states in which the learner may still change answers (AssessmentAttempt.is_open).
+OPEN_STATES = (AssessmentAttempt.State.AVAILABLE, AssessmentAttempt.State.IN_PROGRESS)
+
+
+@dataclass(frozen=True)
+class AttemptSnapshot:
+    """What a question page needs of an attempt, read without its content."""
+
+    pk: int
+    state: str
+    # Changes whenever the content is stored again (a new session and state change time);
+    # offered_at tells an attempt from a later one that reuses its pk (SQLite can).
+    content_version: str
+    answers: dict[str, str]
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+
+def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
+    """Return the learner's attempt's state, content version and saved answers in one query."""
+    # Plain SQL: this runs on every question page view, where building the same query with
+    # the ORM costs more than the rest of the page's own work (benchmarked: 0.5 ms of CPU).
+    quote = connection.ops.quote_name
+    attempts = quote(AssessmentAttempt._meta.db_table)
+    answers = quote(AttemptAnswer._meta.db_table)
+    # Only the models' own table names are formatted in; the values are parameters.
+    sql = (
+        "SELECT a.id, a.state, a.offered_at, a.state_changed_at, a.session,"  # noqa: S608
+        f" x.question_id, x.answer_id FROM {attempts} a LEFT JOIN {answers} x"
+        f" ON x.attempt_id = a.id WHERE a.learner_id = %s AND a.assessment_id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [learner.pk, assessment_id])
+        rows = cursor.fetchall()
+    if not rows:
+        return None
+    pk, state, offered_at, state_changed_at, session = rows[0][:5]
+    return AttemptSnapshot(
+        pk=pk,
+        state=state,
+        content_version=f"{offered_at}|{state_changed_at}|{session}",
+        answers={question: answer for *_, question, answer in rows if question is not None},
+    )
+
+
+@dataclass(frozen=True)
+class ResultsSnapshot:
+    """What the learner's results page shows of an attempt, and which result it has."""
+
+    assessment_id: int
+    state: str
+    title: str
+    last_error: str
+    result_pk: int | None
+    # Part of the rendered result's cache key: a result is stored once and never changed.
+    result_version: str
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+
+def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
+    """Return the learner's attempt as its results page needs it, in one query."""
+    # Plain SQL for the same reason as attempt_snapshot: the ORM's select_related query
+    # costs more CPU than the rest of the page's own work.
+    quote = connection.ops.quote_name
+    attempts = quote(AssessmentAttempt._meta.db_table)
+    results = quote(AssessmentResult._meta.db_table)
+    # Only the models' own table names are formatted in; the values are parameters.
+    sql = (
+        "SELECT a.state, a.title, a.last_error, r.id, r.received_at"  # noqa: S608
+        f" FROM {attempts} a LEFT JOIN {results} r ON r.attempt_id = a.id"
+        f" WHERE a.learner_id = %s AND a.assessment_id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [learner.pk, assessment_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    state, title, last_error, result_pk, received_at = row
+    return ResultsSnapshot(
+        assessment_id=assessment_id,
+        state=state,
+        title=title,
+        last_error=last_error,
+        result_pk=result_pk,
+        result_version=str(received_at),
+    )
 
 
 def saved_answers(attempt: AssessmentAttempt) -> dict[str, str]:

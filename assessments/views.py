@@ -5,15 +5,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessments import delivery, services
+from assessments import delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
     FINISHED_STATES,
+    attempt_snapshot,
     check_answers_sections,
     current_attempt,
     first_page_to_resume,
     question_pages,
+    results_snapshot,
     saved_answers,
 )
 from learners.models import Learner
@@ -76,6 +78,27 @@ def take(request: HttpRequest, assessment_id: int) -> HttpResponse:
 @learner_required
 def question_page(request: HttpRequest, assessment_id: int, number: int) -> HttpResponse:
     """Show one page of questions; save the answers chosen on it."""
+    # A "Change" link from the check page brings the learner back there after saving.
+    returning_to_check = request.GET.get("from") == "check"
+    if request.method != "POST":
+        # The common case, kept cheap: one query, then cached fieldsets with answers checked.
+        snapshot = attempt_snapshot(learner=request.learner, assessment_id=assessment_id)
+        if snapshot is None:
+            raise Http404
+        pages = page_markup.attempt_pages_markup(snapshot) if snapshot.is_open else ()
+        if not pages:
+            return redirect("assessments:take", assessment_id=assessment_id)
+        if not 1 <= number <= len(pages):
+            raise Http404
+        page = pages[number - 1]
+        context = {
+            "page": page,
+            "page_count": len(pages),
+            "returning_to_check": returning_to_check,
+            "questions_html": page.questions.render(snapshot.answers),
+        }
+        return render(request, "assessments/question_page.html", context)
+
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if not attempt.is_open or not attempt.has_content:
         return redirect("assessments:take", assessment_id=assessment_id)
@@ -83,42 +106,33 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     if not 1 <= number <= len(pages):
         raise Http404
     page = pages[number - 1]
-    answers = saved_answers(attempt)
-    initial = {field_name(q): answers[q["id"]] for q in page.questions if q["id"] in answers}
     # An empty POST is still a POST (an autosave with nothing chosen yet): bind it.
-    data = request.POST if request.method == "POST" else None
-    # A "Change" link from the check page brings the learner back there after saving.
-    returning_to_check = request.GET.get("from") == "check"
-    form = QuestionPageForm(data, page=page, initial=initial)
+    form = QuestionPageForm(request.POST, page=page)
+    form.is_valid()  # unanswered questions are allowed here; bad choices are errors
+    try:
+        services.attempt_save_answers(attempt=attempt, choices=form.choices())
+    except services.AttemptClosed:
+        messages.info(request, "These answers have already been sent.")
+        return redirect("assessments:results", assessment_id=assessment_id)
+    if "save_and_exit" in request.POST:
+        messages.success(request, "Your answers are saved. You can come back at any time.")
+        return redirect("assessments:my_assessments")
+    if "previous" in request.POST and number > 1:
+        return redirect("assessments:page", assessment_id=assessment_id, number=number - 1)
+    if form.require_every_answer():
+        if number < len(pages) and not returning_to_check:
+            return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
+        return redirect("assessments:check", assessment_id=assessment_id)
 
-    if request.method == "POST":
-        form.is_valid()  # unanswered questions are allowed here; bad choices are errors
-        try:
-            services.attempt_save_answers(attempt=attempt, choices=form.choices())
-        except services.AttemptClosed:
-            messages.info(request, "These answers have already been sent.")
-            return redirect("assessments:results", assessment_id=assessment_id)
-        if "save_and_exit" in request.POST:
-            messages.success(request, "Your answers are saved. You can come back at any time.")
-            return redirect("assessments:my_assessments")
-        if "previous" in request.POST and number > 1:
-            return redirect("assessments:page", assessment_id=assessment_id, number=number - 1)
-        if form.require_every_answer():
-            if number < len(pages) and not returning_to_check:
-                return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
-            return redirect("assessments:check", assessment_id=assessment_id)
-
-    return render(
-        request,
-        "assessments/question_page.html",
-        {
-            "attempt": attempt,
-            "page": page,
-            "page_count": len(pages),
-            "form": form,
-            "returning_to_check": returning_to_check,
-        },
-    )
+    posted = {q["id"]: request.POST.get(field_name(q)) for q in page.questions}
+    context = {
+        "page": page,
+        "page_count": len(pages),
+        "returning_to_check": returning_to_check,
+        "chosen_on_page": bool(form.choices()),
+        **page_markup.questions_with_errors(page, chosen=posted, errors=form.errors),
+    }
+    return render(request, "assessments/question_page.html", context)
 
 
 @learner_required
@@ -156,15 +170,23 @@ def submit(request: HttpRequest, assessment_id: int) -> HttpResponse:
 @learner_required
 def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
     """Show the results, or where the submission stands; POST asks for missing results."""
-    attempt = _get_attempt_for_learner(request.learner, assessment_id)
-    if attempt.is_open:
-        return redirect("assessments:take", assessment_id=assessment_id)
     if request.method == "POST":
+        attempt = _get_attempt_for_learner(request.learner, assessment_id)
+        if attempt.is_open:
+            return redirect("assessments:take", assessment_id=assessment_id)
         if attempt.state == State.SUBMITTED:
             delivery.attempt_fetch_results(attempt=attempt)
         return redirect("assessments:results", assessment_id=assessment_id)
-    result = getattr(attempt, "result", None)
-    return render(request, "assessments/results.html", {"attempt": attempt, "result": result})
+    # The common case, kept cheap: one query, then the result's section from the cache.
+    attempt = results_snapshot(learner=request.learner, assessment_id=assessment_id)
+    if attempt is None:
+        raise Http404
+    if attempt.is_open:
+        return redirect("assessments:take", assessment_id=assessment_id)
+    context = {"attempt": attempt, "result_html": None}
+    if attempt.result_pk is not None:
+        context["result_html"] = page_markup.results_markup(attempt)
+    return render(request, "assessments/results.html", context)
 
 
 @learner_required

@@ -1,12 +1,96 @@
 """Follow-up pages: the queue of learners who need help, and one item."""
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 
+from audit.models import AuditEvent
+from audit.services import audit_record
+from followups.forms import FollowUpFilterForm, FollowUpUpdateForm
+from followups.models import FollowUp
+from followups.selectors import (
+    followup_area_names,
+    followup_detail,
+    followup_queue,
+    followup_risk_levels,
+    staff_users,
+)
+from followups.services import followup_due_days, followup_update
 from portal.access import staff_required
+
+PAGE_SIZE = 25
 
 
 @staff_required
-def followup_queue(request: HttpRequest) -> HttpResponse:
-    """List follow-up items (placeholder until the queue lands)."""
-    return render(request, "followups/queue.html", {})
+def followup_index(request: HttpRequest) -> HttpResponse:
+    """List follow-up items with filters, a sort and pagination."""
+    staff = list(staff_users())
+    form = FollowUpFilterForm(
+        request.GET,
+        staff=staff,
+        area_names=followup_area_names(),
+        risk_levels=followup_risk_levels(),
+    )
+    filters = form.filters()
+    items = followup_queue(viewer=request.user, **filters)
+    page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
+    query_without_page = request.GET.copy()
+    query_without_page.pop("page", None)
+    return render(
+        request,
+        "followups/queue.html",
+        {
+            "form": form,
+            "filters": filters,
+            "page": page,
+            "query_string": query_without_page.urlencode(),
+            "filtered": bool(query_without_page),
+            "due_days": followup_due_days(),
+        },
+    )
+
+
+@staff_required
+def followup_item(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show one item; change its status, assignee or due date, or add a note."""
+    follow_up = followup_detail(pk)
+    if follow_up is None:
+        raise Http404
+    form = FollowUpUpdateForm(
+        request.POST if request.method == "POST" else None,
+        follow_up=follow_up,
+        staff=staff_users(),
+    )
+    if request.method == "POST" and form.is_valid():
+        change = followup_update(follow_up=follow_up, changed_by=request.user, **form.cleaned_data)
+        if change.changed_anything:
+            _audit_change(request, follow_up, change.fields, change.note_added)
+        messages.success(request, _change_message(change.fields, change.note_added))
+        return redirect("followups:detail", pk=follow_up.pk)
+    return render(request, "followups/detail.html", {"follow_up": follow_up, "form": form})
+
+
+def _audit_change(request, follow_up: FollowUp, fields: list[str], note_added: bool) -> None:
+    # Notes stay out of the audit trail: they may say sensitive things about a young person,
+    # and the trail is append-only and outlives an erasure. That a note was added is kept.
+    audit_record(
+        request=request,
+        action=AuditEvent.Action.FOLLOW_UP_CHANGED,
+        learner=follow_up.learner,
+        follow_up=follow_up.pk,
+        changed=fields,
+        status=follow_up.status,
+        assignee=follow_up.assignee.get_username() if follow_up.assignee else None,
+        due_date=follow_up.due_date.isoformat(),
+        note_added=note_added,
+    )
+
+
+def _change_message(fields: list[str], note_added: bool) -> str:
+    labels = {"status": "status", "assignee": "assignee", "due_date": "due date"}
+    parts = [labels[name] for name in fields] + (["a note"] if note_added else [])
+    if not parts:
+        return "Nothing needed changing: someone else had already made the same change."
+    saved = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    return f"Saved: {saved}."

@@ -23,6 +23,8 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 from audit.models import AuditEvent
+from followups.services import followups_export, followups_forget_learner
+from learners.imports import import_rows_forget
 from learners.models import Learner
 
 logger = logging.getLogger(__name__)
@@ -82,6 +84,11 @@ def learner_erase(*, learner: Learner, erased_by: AbstractBaseUser) -> Learner:
             next_attempt_at=None,
         )
         AttemptAnswer.objects.filter(attempt__learner=learner).delete()
+        # Follow-up notes are free text about the learner, and an erased learner cannot be
+        # followed up: the items go entirely.
+        followups_forget_learner(learner=learner)
+        # The bulk-registration file's row still names the learner.
+        import_rows_forget(learner=learner)
         results = AssessmentResult.objects.filter(attempt__learner=learner)
         results.update(
             trait_title="",
@@ -176,6 +183,7 @@ def learner_export(*, learner: Learner) -> dict:
             }
             for event in events.order_by("at", "id")
         ],
+        "follow_ups": followups_export(learner=learner),
         "held_elsewhere": UPSTREAM_COPY_NOTE,
     }
 

@@ -4,18 +4,28 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
 from audit.models import AuditEvent
 from audit.services import audit_record
+from dashboard.charts import TrendPoint, line_chart
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
-from learners.selectors import latest_result, learner_attempts, learner_list
+from learners.selectors import (
+    completed_attempts,
+    focus_area_changes,
+    latest_result,
+    learner_attempts,
+    learner_matching,
+    learner_rows,
+)
 from learners.services import RegistrationFailed, learner_register
 from portal.access import staff_required
 
 PAGE_SIZE = 25
+TREND_POINTS = 6  # the chart shows the latest few; the table beside it lists every one
 
 
 @staff_required
@@ -23,8 +33,9 @@ def learner_index(request: HttpRequest) -> HttpResponse:
     """List learners with search, level filter and pagination."""
     form = LearnerSearchForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
-    learners = learner_list(query=filters.get("q", "").strip(), level=filters.get("level", ""))
+    learners = learner_matching(query=filters.get("q", "").strip(), level=filters.get("level", ""))
     page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = learner_rows(page.object_list)
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)
     return render(
@@ -73,8 +84,37 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "learners/detail.html",
-        {"learner": learner, "attempts": attempts, "latest_result": latest},
+        {
+            "learner": learner,
+            "attempts": attempts,
+            "latest_result": latest,
+            **_score_trend(learner, attempts),
+        },
     )
+
+
+def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
+    """Return the trend of LOA scores and the last change in focus areas, from loaded rows."""
+    completed = completed_attempts(attempts)
+    if len(completed) < 2:
+        return {"completed_attempts": completed, "trend_chart": None, "area_changes": None}
+    recent = completed[-TREND_POINTS:]
+    chart = line_chart(
+        chart_id="trend-chart",
+        title=f"LOA score of {learner.display_name} over the last {len(recent)} completed "
+        "assessments",
+        points=[
+            TrendPoint(
+                on=timezone.localdate(a.completed_at or a.offered_at), score=a.result.loa_score
+            )
+            for a in recent
+        ],
+    )
+    return {
+        "completed_attempts": completed,
+        "trend_chart": chart,
+        "area_changes": focus_area_changes(completed[-2].result, completed[-1].result),
+    }
 
 
 @staff_required

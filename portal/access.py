@@ -19,17 +19,26 @@ def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
         return False
     if user.is_superuser:
         return True
+    # A learner's account is never staff, whatever its groups: a child's sign-in must not
+    # open other children's records. The learner comes with the user (portal.auth.get_user).
+    if learner_account(user) is not None:
+        return False
     # Asked by the view's decorator and again by every template: one query per request.
     if not hasattr(user, "_is_partner_staff"):
         user._is_partner_staff = user.groups.filter(name=STAFF_GROUP).exists()
     return user._is_partner_staff
 
 
+def learner_account(user: AbstractBaseUser):
+    """Return the Learner record of the user's account in any status, or None."""
+    return getattr(user, "learner", None)
+
+
 def learner_for(user: AbstractBaseUser | AnonymousUser):
     """Return the active Learner linked to the user, or None."""
     if not user.is_authenticated:
         return None
-    learner = getattr(user, "learner", None)
+    learner = learner_account(user)
     if learner is None or not learner.is_registered:
         return None
     return learner

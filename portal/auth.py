@@ -41,6 +41,13 @@ class CaseInsensitiveModelBackend(ModelBackend):
     counts each failure towards the locks.
     """
 
+    def get_user(self, user_id):
+        """Load the signed-in user with their Learner in one query (every page needs both)."""
+        user = (
+            get_user_model()._default_manager.select_related("learner").filter(pk=user_id).first()
+        )
+        return user if user is not None and self.user_can_authenticate(user) else None
+
     @sensitive_variables("password")
     def authenticate(self, request, username=None, password=None, **kwargs):
         if username is None or password is None:

@@ -62,8 +62,17 @@ class IdleSessionMiddleware:
         # After the view: it may have just signed someone in (or out).
         if request.user.is_authenticated:
             staff = is_staff_member(request.user)
-            request.session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
-            request.session.set_expiry(settings.STAFF_IDLE_TIMEOUT if staff else 0)
+            timeout = settings.STAFF_IDLE_TIMEOUT if staff else settings.LEARNER_IDLE_TIMEOUT
+            expiry = settings.STAFF_IDLE_TIMEOUT if staff else 0
+            now = int(time.time())
+            last_activity = request.session.get(LAST_ACTIVITY_SESSION_KEY)
+            # Saving the session is a database write (a commit) on every page view, several
+            # times the cost of the page itself: the time is kept to within a minute (a tenth
+            # of a shorter timeout), so the session is saved at most about once a minute.
+            stale = last_activity is None or now - last_activity >= min(60, timeout // 10)
+            if stale or request.session.get("_session_expiry") != expiry:
+                request.session[LAST_ACTIVITY_SESSION_KEY] = now
+                request.session.set_expiry(expiry)
         return response
 
     def _sign_out_if_idle(self, request: HttpRequest) -> None:

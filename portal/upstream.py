@@ -1,6 +1,8 @@
 """The portal's view of the assessment service: what to tell people when it fails, the record
 of failed calls, and whether it is available, as far as any process knows."""
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
@@ -74,6 +76,7 @@ def publish_circuit_change(base_url: str, change: str) -> None:
     UpstreamHealth.objects.update_or_create(
         base_url=base_url, defaults={"unavailable_until": until}
     )
+    cache.delete(f"portal.upstream-health:{base_url}")
 
 
 def upstream_available() -> bool:
@@ -86,6 +89,19 @@ def upstream_available() -> bool:
         return False
     if not upstream_status(base_url).available:
         return False
-    return not UpstreamHealth.objects.filter(
-        base_url=base_url, unavailable_until__gt=timezone.now()
-    ).exists()
+    # Every page asks, so what other processes published is read at most every
+    # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above).
+    key = f"portal.upstream-health:{base_url}"
+    until = cache.get(key, _NOT_CACHED)
+    if until is _NOT_CACHED:
+        until = (
+            UpstreamHealth.objects.filter(base_url=base_url)
+            .values_list("unavailable_until", flat=True)
+            .first()
+        )
+        if settings.UPSTREAM_HEALTH_CACHE_SECONDS > 0:
+            cache.set(key, until, settings.UPSTREAM_HEALTH_CACHE_SECONDS)
+    return until is None or until <= timezone.now()
+
+
+_NOT_CACHED = object()

@@ -36,6 +36,7 @@ def quick_upstream_calls(settings):
     settings.PARTNER_API_RETRY_AFTER_CAP = 0
     settings.PARTNER_API_BREAKER_THRESHOLD = 0
     settings.SUBMISSION_QUIET_PERIOD = 0  # tests resend at once; one test checks the wait
+    settings.UPSTREAM_HEALTH_CACHE_SECONDS = 0  # banner tests see each change at once
     reset_circuit_breakers()
     yield
     reset_circuit_breakers()
@@ -52,7 +53,12 @@ def fresh_cache():
 @pytest.fixture(autouse=True)
 def immediate_tasks(settings):
     """Run background tasks at once in tests; deferred retries wait for the sweep."""
-    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_tasks.backends.immediate.ImmediateBackend",
+            "QUEUES": ["default", "imports"],
+        }
+    }
 
 
 @pytest.fixture

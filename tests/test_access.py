@@ -6,13 +6,16 @@ from decimal import Decimal
 
 import pytest
 import responses
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
-from learners.models import Learner
+from followups.models import FollowUp
+from followups.services import followup_open_for_result
+from learners.models import ImportJob, Learner
+from portal.access import STAFF_GROUP
 from tests.conftest import make_learner
 
 State = AssessmentAttempt.State
@@ -55,6 +58,10 @@ LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, NOT_FOUND, NOT_FOUND)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
 POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, NOT_FOUND, NOT_FOUND)
+
+POST_ONLY_FOR_STAFF = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED)
+TO_IMPORT_JOB = "-> /learners/import/<job>/"
+TO_IMPORT_JOB_FOR_STAFF = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, TO_IMPORT_JOB, TO_IMPORT_JOB)
 
 # Every URL name of the portal (the admin apart) with what GET and POST must answer.
 # A new URL pattern must be added here, or test_the_matrix_knows_every_url_of_the_portal fails.
@@ -102,6 +109,27 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "operations": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "dashboard:home": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "followups:queue": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    # A POST without changes or a note shows the item again with a message.
+    "followups:detail": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:import": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:import_template": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:import_job": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:import_progress": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "learners:import_results": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    # Actions on a job are POSTs that come back to the job's page; a finished job can no
+    # longer be confirmed or discarded, and this one generated no passwords to download.
+    "learners:import_confirm": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "learners:import_discard": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "learners:import_credentials": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    # Downloads: GET only.
+    "learners:csv_learners": {
+        "GET": STAFF_PAGE,
+        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
+    },
+    "learners:csv_results": {
+        "GET": STAFF_PAGE,
+        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
+    },
     # Staff retry any learner's stuck attempt, then come back to the operations page.
     "operations_retry": {
         "GET": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
@@ -221,8 +249,8 @@ def make_attempt(learner: Learner, assessment_id: int, *, completed: bool) -> As
 
 @pytest.fixture
 def attempts(learner, other_learner) -> dict[Learner, list[AssessmentAttempt]]:
-    """Give each learner a completed attempt with results and one in progress."""
-    return {
+    """Give each learner a completed attempt with results (and a follow-up) and one under way."""
+    made = {
         learner: [
             make_attempt(learner, 9101, completed=True),
             make_attempt(learner, 9102, completed=False),
@@ -232,6 +260,9 @@ def attempts(learner, other_learner) -> dict[Learner, list[AssessmentAttempt]]:
             make_attempt(other_learner, 9202, completed=False),
         ],
     }
+    for completed in (made[learner][0], made[other_learner][0]):
+        followup_open_for_result(result=completed.result)
+    return made
 
 
 @pytest.fixture(autouse=True)
@@ -258,6 +289,19 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
     return details
 
 
+def object_pk(name: str, owner: Learner) -> int:
+    """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
+    if name.startswith("followups:"):
+        return FollowUp.objects.get(learner=owner).pk
+    if name.startswith("learners:import_"):
+        # Import jobs belong to the partner, not to a learner: every role tries the same one.
+        return ImportJob.objects.get_or_create(
+            filename="class-7b.csv",
+            defaults={"state": ImportJob.State.FINISHED, "created_at": timezone.now()},
+        )[0].pk
+    return owner.pk
+
+
 def paths_for(
     name: str, params: list[str], owner: Learner, owner_attempts: list[AssessmentAttempt]
 ) -> list[str]:
@@ -267,7 +311,7 @@ def paths_for(
     )
     paths = []
     for attempt in chosen:
-        values = {"pk": owner.pk, "number": 1}
+        values = {"pk": object_pk(name, owner), "number": 1}
         if attempt is not None:
             values["assessment_id"] = attempt.assessment_id
             values["attempt_pk"] = attempt.pk
@@ -283,7 +327,8 @@ def describe(response, path: str) -> str:
     if response.status_code in (301, 302):
         if response.url == f"{LOGIN_URL}?next={path}":
             return SIGN_IN
-        return f"-> {response.url}"
+        # Import jobs get new ids in each test: the table names the job page by its role.
+        return "-> " + re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
     if response.status_code == 500 and getattr(response, "exc_info", None):
         error = response.exc_info[1]
         return f"500 ({type(error).__name__}: {error})"
@@ -303,7 +348,7 @@ def request_and_judge(
 ) -> tuple[str, bool, list[bytes]]:
     """Make the request; return what it got, whether that matches, and every body seen."""
     response = getattr(client, method.lower())(path)
-    bodies = [response.content]
+    bodies = [response.getvalue()]  # streamed downloads (CSV) have no .content
     actual = describe(response, path)
     if expected != MINE:
         return actual, actual == expected, bodies
@@ -314,7 +359,7 @@ def request_and_judge(
             return " ".join([*steps, "(redirect loop)"]), False, bodies
         location = response.url
         response = client.get(location)
-        bodies.append(response.content)
+        bodies.append(response.getvalue())
         steps.append(describe(response, location))
     actual = " ".join(steps) if steps else actual
     # A form re-shown with errors (submit with unanswered questions) answers 400.
@@ -535,3 +580,12 @@ def test_signing_out_by_get_only_asks_to_confirm_and_keeps_the_session(staff_cli
     assert response.status_code == 200
     assert b'<form method="post" action="/accounts/logout/">' in response.content
     assert staff_client.get("/learners/").status_code == 200
+
+
+def test_a_learner_account_put_in_the_staff_group_still_sees_no_staff_page(client, learner):
+    learner.user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    client.force_login(learner.user)
+
+    assert client.get("/learners/").status_code == 404
+    assert client.get("/dashboard/").status_code == 404
+    assert client.get("/").url == "/me/"

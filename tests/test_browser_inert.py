@@ -256,7 +256,18 @@ DOM_PROBLEMS = """
       problems.push(`script ${script.outerHTML.slice(0, 80)}`);
     }
   }
-  const forbidden = 'iframe, frame, frameset, object, embed, applet, svg, math, base, template,'
+  // The portal's own charts (svg.chart) hold only drawing elements and escaped text.
+  const chartTags = ['svg', 'title', 'desc', 'g', 'rect', 'text', 'tspan', 'line', 'polyline',
+    'circle'];
+  for (const element of document.querySelectorAll('svg.chart, svg.chart *')) {
+    const active = [...element.attributes].some(
+      (a) => a.name.startsWith('on') || ['style', 'href', 'xlink:href', 'src'].includes(a.name));
+    if (!chartTags.includes(element.localName) || active) {
+      problems.push(`<${element.localName}> in a chart ${element.outerHTML.slice(0, 80)}`);
+    }
+  }
+  const forbidden = 'iframe, frame, frameset, object, embed, applet, svg:not(.chart), math, base,'
+    + ' template,'
     + ' noscript, style, video, audio, source, picture, portal, meta[http-equiv],'
     + ' link:not([rel=stylesheet]), input[type=image], input[type=password], textarea, select';
   for (const element of document.querySelectorAll(forbidden)) {

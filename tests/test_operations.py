@@ -135,3 +135,28 @@ def test_an_opened_circuit_is_published_for_other_processes_and_cleared_on_recov
     client.post("/me/start/")  # the trial call succeeds and closes the circuit
     health.refresh_from_db()
     assert health.unavailable_until is None
+
+
+@pytest.mark.django_db
+def test_the_banner_reads_what_other_processes_published_at_most_every_few_seconds(
+    client, pupil, settings, django_assert_num_queries
+):
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from portal.models import UpstreamHealth
+    from portal.partner_api import get_client
+
+    settings.UPSTREAM_HEALTH_CACHE_SECONDS = 2
+    client.force_login(pupil.user)
+    assert BANNER not in client.get("/me/").content.decode()
+    # The worker finds the service down: pages within the next two seconds may not know yet.
+    UpstreamHealth.objects.update_or_create(
+        base_url=get_client().base_url,
+        defaults={"unavailable_until": timezone.now() + timedelta(seconds=30)},
+    )
+    assert BANNER not in client.get("/me/").content.decode()
+    cache.clear()  # as when the two seconds have passed
+    assert BANNER in client.get("/me/").content.decode()

@@ -17,7 +17,7 @@ from django.utils import timezone
 from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from audit.models import AuditEvent
-from learners.models import Learner, Level
+from learners.models import ImportJob, ImportRow, Learner, Level
 from learners.privacy import ErasureDeferred, learner_erase, learner_export
 from tests.conftest import PASSWORD, make_learner
 
@@ -215,6 +215,19 @@ def test_after_erasure_nothing_in_the_database_names_the_learner(learner, staff)
     content_type = ContentType.objects.get_for_model(Learner)
     LogEntry.objects.log_actions(staff.pk, [learner], ADDITION)  # the admin's own history
     assert LogEntry.objects.get(content_type=content_type).object_repr == learner.display_name
+    # The row of the bulk-registration file the learner came from.
+    job = ImportJob.objects.create(filename="year-10.csv", created_at=timezone.now())
+    ImportRow.objects.create(
+        job=job,
+        row_number=2,
+        username=learner.username,
+        first_name=learner.first_name,
+        last_name=learner.last_name,
+        email=learner.email,
+        dob=learner.dob,
+        state=ImportRow.State.REGISTERED,
+        learner=learner,
+    )
 
     erase(learner, staff)
 

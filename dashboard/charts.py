@@ -1,0 +1,162 @@
+"""Charts as inline SVG, drawn on the server: no library, no script, no style attributes.
+
+Every chart is `role="img"` named by its <title>, scales to its container through its
+viewBox (CSS gives it width 100%), and writes its numbers as text beside the marks, so
+colour is never the only signal. Pages put a data table next to each chart.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from dashboard.disclosure import Figure
+
+BAR_WIDTH = 400  # viewBox units; phones show it about 330 px wide, so text stays readable
+BAR_ROW = 46
+BAR_LABEL_MAX = 44  # characters of a label drawn in the chart; the table holds the rest
+BAR_TEXT_ROOM = 112  # room right of the longest bar for "fewer than 5"
+WITHHELD_STUB = 10  # a withheld count is a short outlined stub, the same whatever its size
+
+
+def bar_chart(*, chart_id: str, title: str, figures: list[Figure]) -> SafeString:
+    """Return a horizontal bar chart: label above each bar, the count at its end."""
+    height = max(1, len(figures)) * BAR_ROW + 8
+    biggest = max((f.value for f in figures if f.value is not None), default=0)
+    room = BAR_WIDTH - BAR_TEXT_ROOM
+    marks = []
+    for row, figure in enumerate(figures):
+        top = row * BAR_ROW + 4
+        label = _shorten(figure.label, BAR_LABEL_MAX)
+        if figure.withheld:
+            length, css = WITHHELD_STUB, "bar bar-withheld"
+        else:
+            length = round(room * figure.value / biggest) if biggest else 0
+            css = "bar"
+        marks.append(
+            format_html(
+                '<g class="bar-row"><text class="bar-label" x="0" y="{}">{}</text>'
+                '<rect class="{}" x="0" y="{}" width="{}" height="18"></rect>'
+                '<text class="bar-value" x="{}" y="{}">{}</text></g>',
+                top + 14,
+                label,
+                css,
+                top + 20,
+                length,
+                length + 6,
+                top + 34,
+                figure.text,
+            )
+        )
+    return format_html(
+        '<svg class="chart" role="img" aria-labelledby="{id}-title" viewBox="0 0 {w} {h}" '
+        'width="100%" preserveAspectRatio="xMinYMin meet" focusable="false">'
+        '<title id="{id}-title">{title}</title>{marks}</svg>',
+        id=chart_id,
+        w=BAR_WIDTH,
+        h=height,
+        title=title,
+        marks=mark_safe("".join(marks)),  # noqa: S308 - each mark was built by format_html
+    )
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    on: date
+    score: Decimal
+
+
+TREND_WIDTH = 360  # viewBox units: about the width of a phone, so the text stays readable
+TREND_HEIGHT = 210
+TREND_LEFT = 34  # room for the y axis labels
+TREND_TOP = 26  # room for the score above the highest point
+TREND_BOTTOM = 44  # room for the dates, on two lines
+TREND_INSET = 30  # first and last points sit this far inside, so their dates fit
+
+
+def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeString:
+    """Return a score-over-time chart: points in date order, evenly spaced, each labelled."""
+    low = min([Decimal(0), *(p.score for p in points)])
+    high = max([Decimal(100), *(p.score for p in points)])
+    span = high - low or Decimal(1)
+    plot_h = TREND_HEIGHT - TREND_TOP - TREND_BOTTOM
+    bottom = TREND_TOP + plot_h
+    first_x, last_x = TREND_LEFT + TREND_INSET, TREND_WIDTH - TREND_INSET
+
+    def x_of(index: int) -> int:
+        if len(points) == 1:
+            return (first_x + last_x) // 2
+        return first_x + round(index * (last_x - first_x) / (len(points) - 1))
+
+    def y_of(score: Decimal) -> int:
+        return TREND_TOP + round(float((high - score) / span) * plot_h)
+
+    marks = [
+        format_html(
+            '<line class="axis" x1="{x}" y1="{top}" x2="{x}" y2="{bottom}"></line>'
+            '<line class="axis" x1="{x}" y1="{bottom}" x2="{right}" y2="{bottom}"></line>',
+            x=TREND_LEFT,
+            top=TREND_TOP,
+            bottom=bottom,
+            right=TREND_WIDTH - 4,
+        )
+    ]
+    for tick in (high, (high + low) / 2, low):
+        marks.append(
+            format_html(
+                '<line class="grid" x1="{x1}" y1="{y}" x2="{x2}" y2="{y}"></line>'
+                '<text class="tick" x="{tx}" y="{ty}" text-anchor="end">{label}</text>',
+                x1=TREND_LEFT,
+                x2=TREND_WIDTH - 4,
+                y=y_of(tick),
+                tx=TREND_LEFT - 5,
+                ty=y_of(tick) + 4,
+                label=_number(tick),
+            )
+        )
+    coords = [(x_of(i), y_of(p.score)) for i, p in enumerate(points)]
+    if len(coords) > 1:
+        marks.append(
+            format_html(
+                '<polyline class="trend-line" fill="none" points="{}"></polyline>',
+                " ".join(f"{x},{y}" for x, y in coords),
+            )
+        )
+    for (x, y), point in zip(coords, points, strict=True):
+        marks.append(
+            format_html(
+                '<circle class="trend-point" cx="{x}" cy="{y}" r="5"></circle>'
+                '<text class="point-label" x="{x}" y="{ly}" text-anchor="middle">{score}</text>'
+                '<text class="tick" x="{x}" y="{dy}" text-anchor="middle">{day}</text>'
+                '<text class="tick" x="{x}" y="{yy}" text-anchor="middle">{year}</text>',
+                x=x,
+                y=y,
+                ly=y - 10,
+                score=_number(point.score),
+                dy=bottom + 17,
+                day=f"{point.on.day} {point.on:%b}",
+                yy=bottom + 33,
+                year=point.on.year,
+            )
+        )
+    return format_html(
+        '<svg class="chart trend-chart" role="img" aria-labelledby="{id}-title" '
+        'viewBox="0 0 {w} {h}" width="100%" preserveAspectRatio="xMinYMin meet" '
+        'focusable="false"><title id="{id}-title">{title}</title>{marks}</svg>',
+        id=chart_id,
+        w=TREND_WIDTH,
+        h=TREND_HEIGHT,
+        title=title,
+        marks=mark_safe("".join(marks)),  # noqa: S308 - each mark was built by format_html
+    )
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _number(value: Decimal) -> str:
+    """Return a score as the upstream wrote it, without trailing zeros or exponent."""
+    return escape(format(value.normalize(), "f"))

@@ -1,0 +1,70 @@
+"""Small-group protection: no figure on the dashboard lets a reader single out a learner.
+
+Two rules, applied to every count before it reaches a table, a chart or a file:
+
+1. Primary: a count from 1 to DASHBOARD_MIN_GROUP_SIZE - 1 is shown as "fewer than N"
+   (0 is shown as 0: an empty group names nobody).
+2. Complementary: where parts are shown beside their total (the risk levels add up to the
+   learners assessed), a single withheld part could be worked out by subtraction, and so
+   could two small ones whose sum is small. So while the withheld parts number one, or add
+   up to fewer than N, the smallest part still shown is withheld too, as "not shown". The
+   reader then learns only that the withheld parts together hold at least N learners.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A count as it may be shown: `value` is None whenever the exact count is withheld."""
+
+    label: str
+    value: int | None
+    text: str
+    url: str = ""
+
+    @property
+    def withheld(self) -> bool:
+        return self.value is None
+
+
+def fewer_than(min_size: int) -> str:
+    return f"fewer than {min_size}"
+
+
+NOT_SHOWN = "not shown"
+
+
+def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:
+    """Return one count as a Figure, withheld when it is a small group."""
+    if 0 < count < min_size:
+        return Figure(label, None, fewer_than(min_size), url)
+    return Figure(label, count, str(count), url)
+
+
+def protect_parts(
+    parts: list[tuple[str, int]], *, min_size: int, urls: dict[str, str] | None = None
+) -> list[Figure]:
+    """Return the parts of a shown total, withholding small ones and their complements."""
+    urls = urls or {}
+    small = {i for i, (_, count) in enumerate(parts) if 0 < count < min_size}
+    withheld = set(small)
+
+    def withheld_sum() -> int:
+        return sum(parts[i][1] for i in withheld)
+
+    while withheld and (len(withheld) == 1 or withheld_sum() < min_size):
+        candidates = [i for i, (_, count) in enumerate(parts) if count > 0 and i not in withheld]
+        if not candidates:
+            break
+        withheld.add(min(candidates, key=lambda i: (parts[i][1], i)))
+
+    figures = []
+    for i, (label, count) in enumerate(parts):
+        if i in small:
+            figures.append(Figure(label, None, fewer_than(min_size), urls.get(label, "")))
+        elif i in withheld:
+            figures.append(Figure(label, None, NOT_SHOWN, urls.get(label, "")))
+        else:
+            figures.append(Figure(label, count, str(count), urls.get(label, "")))
+    return figures

@@ -1,0 +1,135 @@
+"""Reads for the cohort dashboard: a fixed few aggregate queries, whatever the data size."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
+
+from assessments.models import AssessmentAttempt, AssessmentResult
+from dashboard.models import LATEST, CohortNeedsHelp, CohortResult
+from learners.models import Learner
+
+State = AssessmentAttempt.State
+
+# Erased learners keep an anonymous record precisely so that they still count (privacy.py).
+COUNTED_STATUSES = (Learner.Status.ACTIVE, Learner.Status.ERASED)
+OPEN_STATES = (State.AVAILABLE, State.IN_PROGRESS)
+PENDING_DELIVERY_STATES = (State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED)
+
+# Known RiskLevel labels, most worrying first; any other value the upstream sends follows,
+# alphabetically, as given (DESIGN.md section 4).
+RISK_ORDER = ("high", "moderate", "medium", "low")
+
+
+@dataclass(frozen=True)
+class CohortFilters:
+    """Level and a half-open time window [start, end) applied to each figure's own event."""
+
+    level: str = ""
+    start: datetime | None = None
+    end: datetime | None = None
+
+    def window(self, field: str) -> Q:
+        """Return the condition that `field` falls inside the window (empty when unbounded)."""
+        condition = Q()
+        if self.start is not None:
+            condition &= Q(**{f"{field}__gte": self.start})
+        if self.end is not None:
+            condition &= Q(**{f"{field}__lt": self.end})
+        return condition
+
+    def learners(self, prefix: str = "") -> Q:
+        """Return the condition on the counted learners, reached through `prefix`."""
+        condition = Q(**{f"{prefix}status__in": COUNTED_STATUSES})
+        if self.level:
+            condition &= Q(**{f"{prefix}level": self.level})
+        return condition
+
+
+@dataclass(frozen=True)
+class Headline:
+    registered: int
+    in_progress: int
+    pending_delivery: int
+
+
+def cohort_headline(filters: CohortFilters) -> Headline:
+    """Return the learners registered, with an attempt under way, and the attempts waiting."""
+    registered = Learner.objects.filter(filters.learners(), filters.window("registered_at"))
+    # Every attempt belongs to an active or erased learner (registration completes before
+    # any offer), so only a level filter needs the learners joined.
+    attempts = AssessmentAttempt.objects.all()
+    if filters.level:
+        attempts = attempts.filter(learner__level=filters.level)
+    under_way = Q(state__in=OPEN_STATES) & filters.window("offered_at")
+    # An attempt waiting for delivery may not have reached the upstream yet: until then its
+    # offer is the only date it has.
+    waiting = Q(state__in=PENDING_DELIVERY_STATES)
+    if filters.start is not None or filters.end is not None:
+        waiting &= filters.window("submitted_at") | (
+            Q(submitted_at__isnull=True) & filters.window("offered_at")
+        )
+    counts = attempts.filter(state__in=OPEN_STATES + PENDING_DELIVERY_STATES).aggregate(
+        in_progress=Count("learner_id", distinct=True, filter=under_way),
+        pending_delivery=Count("pk", filter=waiting),
+    )
+    return Headline(registered=registered.count(), **counts)
+
+
+def completed_results(filters: CohortFilters) -> QuerySet[AssessmentResult]:
+    """Return the results of completed attempts within the filters, one per attempt."""
+    return AssessmentResult.objects.filter(
+        filters.learners("attempt__learner__"),
+        filters.window("attempt__completed_at"),
+        attempt__state=State.COMPLETED,
+    )
+
+
+def latest_in_window(filters: CohortFilters) -> Q:
+    """Return the condition on read model rows: each learner's latest result in the filters."""
+    # The latest in [start, end) is the one in range whose successor came at `end` or later
+    # (or never came): see dashboard.models.
+    condition = filters.window("completed_at")
+    if filters.end is None:
+        condition &= LATEST
+    else:
+        condition &= LATEST | Q(superseded_at__gte=filters.end)
+    if filters.level:
+        condition &= Q(level=filters.level)
+    return condition
+
+
+def risk_distribution(filters: CohortFilters) -> list[tuple[str, int]]:
+    """Return (risk level, learners) over each learner's latest result, most worrying first."""
+    rows = (
+        CohortResult.objects.filter(latest_in_window(filters))
+        .values_list("risk_level")
+        # count(*) lets PostgreSQL answer from the index alone (count(id) reads the rows).
+        .annotate(learners=Count("*"))
+        .order_by()
+    )
+    return sorted(rows, key=lambda row: _risk_rank(row[0]))
+
+
+def needs_help_by_area(filters: CohortFilters) -> list[tuple[str, int]]:
+    """Return (focus area, learners needing help there) over each learner's latest result."""
+    rows = (
+        CohortNeedsHelp.objects.filter(latest_in_window(filters))
+        .values_list("name")
+        # count(*) lets PostgreSQL answer from the index alone (count(id) reads the rows).
+        .annotate(learners=Count("*"))
+        .order_by()
+    )
+    return sorted(rows, key=lambda row: (-row[1], row[0].lower()))
+
+
+def _risk_rank(risk_level: str) -> tuple[int, str]:
+    label = risk_level.strip().lower()
+    rank = RISK_ORDER.index(label) if label in RISK_ORDER else len(RISK_ORDER)
+    return rank, label
+
+
+def min_group_size() -> int:
+    """Return the smallest count shown exactly (DASHBOARD_MIN_GROUP_SIZE)."""
+    return max(1, settings.DASHBOARD_MIN_GROUP_SIZE)

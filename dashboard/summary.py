@@ -1,0 +1,91 @@
+"""The dashboard's figures, protected and linked, ready for the template and the charts."""
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.utils.safestring import SafeString
+
+from dashboard.charts import bar_chart
+from dashboard.disclosure import Figure, protect, protect_parts
+from dashboard.selectors import (
+    CohortFilters,
+    cohort_headline,
+    min_group_size,
+    needs_help_by_area,
+    risk_distribution,
+)
+
+
+@dataclass(frozen=True)
+class CohortSummary:
+    min_group_size: int
+    headline: list[Figure]
+    assessed: Figure
+    risk: list[Figure]
+    risk_chart: SafeString
+    needs_help: list[Figure]
+    needs_help_chart: SafeString
+
+
+def cohort_summary(filters: CohortFilters) -> CohortSummary:
+    """Return every figure of the dashboard for these filters, in four queries."""
+    size = min_group_size()
+    counts = cohort_headline(filters)
+    risk_rows = risk_distribution(filters)
+    # Every learner assessed in the window has exactly one latest result there.
+    assessed = sum(n for _, n in risk_rows)
+    level = {"level": filters.level} if filters.level else {}
+    undated = filters.start is None and filters.end is None
+    headline = [
+        protect(
+            "Learners registered",
+            counts.registered,
+            min_size=size,
+            # The learner list has no date filter: link it only when it shows the same learners.
+            url=_url("learners:list", level) if undated else "",
+        ),
+        protect("Learners assessed", assessed, min_size=size),
+        protect("Learners with an assessment in progress", counts.in_progress, min_size=size),
+        protect(
+            "Assessments waiting to be delivered",
+            counts.pending_delivery,
+            min_size=size,
+            url=reverse("operations"),
+        ),
+    ]
+    # The risk levels add up to the learners assessed, the total shown beside them.
+    risk = protect_parts(
+        risk_rows,
+        min_size=size,
+        urls={name: _url("followups:queue", {"risk": name, **level}) for name, _ in risk_rows},
+    )
+    area_rows = needs_help_by_area(filters)
+    # A learner may need help in several areas: these counts are not parts of one total, so
+    # each is protected on its own.
+    needs_help = [
+        protect(name, n, min_size=size, url=_url("followups:queue", {"area": name, **level}))
+        for name, n in area_rows
+    ]
+    return CohortSummary(
+        min_group_size=size,
+        headline=headline,
+        assessed=headline[1],
+        risk=risk,
+        risk_chart=bar_chart(
+            chart_id="risk-chart",
+            title="Learners by risk level in their latest results",
+            figures=risk,
+        ),
+        needs_help=needs_help,
+        needs_help_chart=bar_chart(
+            chart_id="needs-help-chart",
+            title="Learners needing help, by focus area, in their latest results",
+            figures=needs_help,
+        ),
+    )
+
+
+def _url(name: str, query: dict[str, str]) -> str:
+    url = reverse(name)
+    return f"{url}?{urlencode(query)}" if query else url

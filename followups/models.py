@@ -1,0 +1,119 @@
+"""Follow-up items: from a needs-help flag in a learner's results to a person who acts on it."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt
+from learners.models import Learner
+
+# The spec does not list the RiskLevel labels (DESIGN.md s4): the ones we know sort by
+# severity, anything else sorts after them and is shown as given.
+RISK_RANKS = {"high": 3, "moderate": 2, "medium": 2, "low": 1}
+
+
+def risk_rank(risk_level: str) -> int:
+    """Return how severe a RiskLevel label is for sorting (0 when the label is unknown)."""
+    return RISK_RANKS.get(risk_level.strip().lower(), 0)
+
+
+# Open means not resolved (the queue's default); kept in one place for the partial indexes.
+OPEN = ~models.Q(status="resolved")
+
+
+class FollowUp(models.Model):
+    """One completed attempt whose results flag at least one focus area as needing help."""
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        CONTACTED = "contacted", "Contacted"
+        REFERRED = "referred", "Referred"
+        RESOLVED = "resolved", "Resolved"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="follow_ups")
+    # One item per completed attempt: the database makes opening it idempotent.
+    attempt = models.OneToOneField(
+        AssessmentAttempt, on_delete=models.CASCADE, related_name="follow_up"
+    )
+    # Copied from the result so the queue sorts and filters without joining the results.
+    risk_level = models.CharField(max_length=200)
+    risk_rank = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.NEW)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_follow_ups",
+    )
+    due_date = models.DateField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["due_date", "id"]
+        # The queue shows open items unless asked otherwise: partial indexes over open items
+        # give each of its sorts rows in order, so a page reads 25 index entries, not every
+        # open item. A chosen status, assignee or risk level leads its own index.
+        indexes = [
+            models.Index(fields=["due_date", "id"], condition=OPEN, name="follow_up_open_due"),
+            models.Index(
+                fields=["-created_at", "-id"], condition=OPEN, name="follow_up_open_newest"
+            ),
+            models.Index(
+                fields=["-risk_rank", "risk_level", "due_date", "id"],
+                condition=OPEN,
+                name="follow_up_open_risk",
+            ),
+            models.Index(fields=["status", "due_date"]),
+            models.Index(fields=["assignee", "status", "due_date"]),
+            models.Index(fields=["risk_level", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"Follow-up #{self.pk} of {self.learner}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status != self.Status.RESOLVED
+
+    @property
+    def is_overdue(self) -> bool:
+        """Return whether the item is still open after its due date."""
+        return self.is_open and self.due_date < timezone.localdate()
+
+
+class FollowUpArea(models.Model):
+    """A focus area that needed help in the item's results, indexed for the queue's filter."""
+
+    follow_up = models.ForeignKey(FollowUp, on_delete=models.CASCADE, related_name="areas")
+    name = models.CharField(max_length=200)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["follow_up", "name"], name="one_row_per_area")
+        ]
+        indexes = [models.Index(fields=["name", "follow_up"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FollowUpNote(models.Model):
+    """A dated note by a staff member; notes are added, never edited, so the history stays."""
+
+    follow_up = models.ForeignKey(FollowUp, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Kept as text too, so the note still says who wrote it if the account goes.
+    author_username = models.CharField(max_length=150)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Note by {self.author_username} on {self.created_at:%Y-%m-%d}"

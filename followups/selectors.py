@@ -1,0 +1,128 @@
+"""Reads of follow-ups shared by the queue, the item page and the learner's page."""
+
+from datetime import date
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from followups.models import OPEN as OPEN_ITEMS
+from followups.models import FollowUp, FollowUpArea, risk_rank
+from learners.models import Learner
+from portal.access import STAFF_GROUP
+
+ASSIGNED_TO_ME = "me"
+UNASSIGNED = "none"
+OPEN = "open"
+ALL = "all"
+
+SORTS = {
+    "due": ["due_date", "id"],
+    "newest": ["-created_at", "-id"],
+    "risk": ["-risk_rank", "risk_level", "due_date", "id"],
+}
+
+
+def staff_users() -> QuerySet:
+    """Return the active users who may be assigned an item: partner staff and superusers."""
+    return (
+        get_user_model()
+        .objects.filter(Q(groups__name=STAFF_GROUP) | Q(is_superuser=True), is_active=True)
+        .distinct()
+        .order_by("username")
+    )
+
+
+def followup_queue(
+    *,
+    viewer: AbstractBaseUser,
+    status: str = OPEN,
+    assignee: str = "",
+    area: str = "",
+    risk_level: str = "",
+    level: str = "",
+    overdue: bool = False,
+    sort: str = "due",
+    today: date | None = None,
+) -> QuerySet[FollowUp]:
+    """Return the items matching the queue's filters, with what each row shows loaded."""
+    today = today or timezone.localdate()
+    # Erasing a learner deletes their items, so the queue need not join learners to filter.
+    items = FollowUp.objects.all()
+    if status == OPEN:
+        items = items.filter(OPEN_ITEMS)  # the very condition of the partial indexes
+    elif status != ALL:
+        items = items.filter(status=status)
+    if assignee == ASSIGNED_TO_ME:
+        items = items.filter(assignee=viewer)
+    elif assignee == UNASSIGNED:
+        items = items.filter(assignee__isnull=True)
+    elif assignee:
+        items = items.filter(assignee_id=assignee)
+    if area:
+        # One row per (item, area name): the join cannot duplicate an item.
+        items = items.filter(areas__name=area)
+    if risk_level:
+        items = items.filter(risk_level=risk_level)
+    if level:
+        items = items.filter(learner__level=level)
+    if overdue:
+        items = items.filter(OPEN_ITEMS, due_date__lt=today)
+    return (
+        items.select_related("learner", "assignee")
+        .prefetch_related(Prefetch("areas", queryset=FollowUpArea.objects.order_by("name")))
+        .order_by(*SORTS.get(sort, SORTS["due"]))
+    )
+
+
+def followup_area_names() -> list[str]:
+    """Return every focus area name that items carry, for the queue's filter."""
+    return _distinct_values(FollowUpArea, "name")
+
+
+def followup_risk_levels() -> list[str]:
+    """Return every risk level that items carry, most severe first, for the queue's filter."""
+    return sorted(_distinct_values(FollowUp, "risk_level"), key=lambda r: (-risk_rank(r), r))
+
+
+def _distinct_values(model, column: str) -> list[str]:
+    """Return a column's distinct values by hopping along the index that leads with it."""
+    # SELECT DISTINCT reads every row (70,000 items, 200,000 areas at scale); this reads one
+    # index entry per distinct value, and there are a handful.
+    table = connection.ops.quote_name(model._meta.db_table)
+    name = connection.ops.quote_name(model._meta.get_field(column).column)
+    sql = f"""
+        WITH RECURSIVE found(value) AS (
+            SELECT MIN({name}) FROM {table}
+            UNION ALL
+            SELECT (SELECT MIN({name}) FROM {table} WHERE {name} > found.value)
+            FROM found WHERE found.value IS NOT NULL
+        )
+        SELECT value FROM found WHERE value IS NOT NULL
+    """  # noqa: S608 (table and column names come from the model, never from input)
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def followup_detail(pk: int) -> FollowUp | None:
+    """Return one item of an active learner with its areas, notes and people, or None."""
+    return (
+        FollowUp.objects.filter(pk=pk, learner__status=Learner.Status.ACTIVE)
+        .select_related("learner", "attempt", "assignee")
+        .defer("attempt__content")  # the questions: tens of kilobytes the page never shows
+        .prefetch_related("areas", "notes")
+        .first()
+    )
+
+
+def learner_open_followups(learner: Learner) -> list[FollowUp]:
+    """Return a learner's open items, soonest due first, with their areas."""
+    return list(
+        learner.follow_ups.filter(OPEN_ITEMS)
+        .select_related("assignee")
+        .prefetch_related("areas")
+        .order_by("due_date", "id")
+    )

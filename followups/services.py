@@ -1,0 +1,161 @@
+"""Business rules of follow-ups: opening items from results, and staff changing them."""
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt, AssessmentResult, needs_help_flagged
+from followups.models import FollowUp, FollowUpArea, FollowUpNote, risk_rank
+from learners.models import Learner
+from portal.access import is_staff_member
+
+logger = logging.getLogger(__name__)
+
+
+def followup_due_days() -> int:
+    """Return how many days after opening an item is due (the FOLLOW_UP_DUE_DAYS setting)."""
+    return settings.FOLLOW_UP_DUE_DAYS
+
+
+def followup_due_date(*, opened_at: datetime) -> date:
+    """Return the default due date of an item opened at `opened_at`."""
+    return timezone.localdate(opened_at) + timedelta(days=followup_due_days())
+
+
+def flagged_area_names(result: AssessmentResult) -> list[str]:
+    """Return the names of the result's focus areas that need help, once each, in order."""
+    names = (area.name for area in result.focus_areas.all() if needs_help_flagged(area.needs_help))
+    return list(dict.fromkeys(names))
+
+
+def followup_open_for_result(*, result: AssessmentResult) -> FollowUp | None:
+    """Open the item of a result that flags any focus area; return it, or None if none is due."""
+    names = flagged_area_names(result)
+    attempt = result.attempt
+    if not names or attempt.learner.status == Learner.Status.ERASED:
+        return None
+    with transaction.atomic():
+        # The attempt is unique: a second call (a retry, the backfill) finds the first item.
+        follow_up, created = FollowUp.objects.get_or_create(
+            attempt=attempt,
+            defaults={
+                "learner_id": attempt.learner_id,
+                "risk_level": result.risk_level,
+                "risk_rank": risk_rank(result.risk_level),
+                "due_date": followup_due_date(opened_at=timezone.now()),
+            },
+        )
+        if created:
+            FollowUpArea.objects.bulk_create(
+                FollowUpArea(follow_up=follow_up, name=name) for name in names
+            )
+            logger.info("Opened follow-up %s for attempt %s", follow_up.pk, attempt.pk)
+    return follow_up
+
+
+def followups_open_missing(*, batch_size: int = 500) -> int:
+    """Open items for completed results stored before follow-ups existed; return how many."""
+    opened = 0
+    results = (
+        AssessmentResult.objects.filter(
+            attempt__state=AssessmentAttempt.State.COMPLETED,
+            attempt__follow_up__isnull=True,
+            attempt__learner__status=Learner.Status.ACTIVE,
+        )
+        .select_related("attempt__learner")
+        .prefetch_related("focus_areas")
+        .order_by("pk")
+    )
+    for result in results.iterator(chunk_size=batch_size):
+        if followup_open_for_result(result=result) is not None:
+            opened += 1
+    return opened
+
+
+@dataclass(frozen=True)
+class FollowUpChange:
+    """What one update changed: field names (for the audit), and whether a note was added."""
+
+    fields: list[str]
+    note_added: bool
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.fields) or self.note_added
+
+
+def followup_update(
+    *,
+    follow_up: FollowUp,
+    changed_by: AbstractBaseUser,
+    status: str,
+    assignee: AbstractBaseUser | None,
+    due_date: date,
+    note: str = "",
+) -> FollowUpChange:
+    """Apply a staff member's changes and note to an item; return what changed."""
+    if status not in FollowUp.Status.values:
+        raise ValueError(f"Unknown follow-up status {status!r}")
+    if assignee is not None and not is_staff_member(assignee):
+        raise ValueError("Only partner staff can be assigned a follow-up")
+    with transaction.atomic():
+        # Two staff saving at once: each sees the other's committed values, not a stale copy.
+        locked = FollowUp.objects.select_for_update().get(pk=follow_up.pk)
+        wanted = {"status": status, "assignee_id": assignee.pk if assignee else None,
+                  "due_date": due_date}  # fmt: skip
+        fields = [name for name, value in wanted.items() if getattr(locked, name) != value]
+        for name in fields:
+            setattr(locked, name, wanted[name])
+        if fields:
+            locked.save(update_fields=[*fields, "updated_at"])
+        note = note.strip()
+        if note:
+            FollowUpNote.objects.create(
+                follow_up=locked,
+                author=changed_by,
+                author_username=changed_by.get_username(),
+                text=note,
+            )
+            if not fields:
+                locked.save(update_fields=["updated_at"])
+    follow_up.refresh_from_db()
+    return FollowUpChange(
+        fields=[name.removesuffix("_id") for name in fields], note_added=bool(note)
+    )
+
+
+def followups_forget_learner(*, learner: Learner) -> int:
+    """Delete an erased learner's follow-ups, notes included (free text about a person)."""
+    deleted, _ = FollowUp.objects.filter(learner=learner).delete()
+    return deleted
+
+
+def followups_export(*, learner: Learner) -> list[dict]:
+    """Return a learner's follow-ups with their notes, for the learner's data export."""
+    items = (
+        learner.follow_ups.select_related("attempt", "assignee")
+        .defer("attempt__content")
+        .prefetch_related("areas", "notes")
+    )
+    return [
+        {
+            "assessment_id": item.attempt.assessment_id,
+            "focus_areas": [area.name for area in item.areas.all()],
+            "risk_level": item.risk_level,
+            "status": item.status,
+            "assigned_to": item.assignee.get_username() if item.assignee else None,
+            "due_date": item.due_date.isoformat(),
+            "opened_at": item.created_at.isoformat(),
+            "updated_at": item.updated_at.isoformat(),
+            "notes": [
+                {"at": note.created_at.isoformat(), "by": note.author_username, "text": note.text}
+                for note in reversed(item.notes.all())
+            ],
+        }
+        for item in items.order_by("created_at", "id")
+    ]

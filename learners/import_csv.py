@@ -1,0 +1,289 @@
+"""Reading and checking a bulk-registration CSV file, streamed, with the single form's rules."""
+
+import copy
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.validators import MaxLengthValidator
+from django.db.models.functions import Lower
+from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
+
+from learners.forms import LearnerRegistrationForm
+from learners.import_secrets import password_encrypt, password_generate
+from learners.models import ImportJob, ImportRow, Learner, Level
+from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+
+# The columns are the spec's field names; the template offers them in this order.
+COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level")
+REQUIRED_COLUMNS = ("username", "dob")
+TEMPLATE_EXAMPLE = ("amira.khan", "", "2009-03-27", "", "Amira", "Khan", Level.SECONDARY.value)
+LEVEL_CODES = ", ".join(code for code, _ in Level.choices[:-1]) + f" or {Level.choices[-1][0]}"
+EMAIL_MAX_LENGTH = 254
+# Cells are cut to this for the preview and the result file of a row that is skipped anyway.
+SHOWN_VALUE_LIMIT = 150
+BINARY_SNIFF_BYTES = 8192
+
+
+class ImportFileError(Exception):
+    """The file as a whole cannot be used; the message says why, for staff."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class FileRow:
+    """One data row of the file, as text, with its number in the file (the header is row 1)."""
+
+    number: int
+    values: dict[str, str]
+    extra_cells: int
+
+
+class _SharedFields(dict):
+    """Form fields shared by every row's form, never copied.
+
+    A form deep-copies its fields when made, which costs more than checking a row; these
+    fields are set up once (below) and only read while checking.
+    """
+
+    def __deepcopy__(self, memo) -> "_SharedFields":
+        return self
+
+
+class ImportRowForm(LearnerRegistrationForm):
+    """The single registration form's rules for one row; usernames are checked in batches."""
+
+    def __init__(self, *args, **kwargs):
+        # The shared fields carry ClearRequiredMessages' messages already (set up below).
+        forms.Form.__init__(self, *args, **kwargs)
+
+    def clean_username(self) -> str:
+        return self.cleaned_data["username"]  # taken usernames: `rows_check`, in batches
+
+
+def _import_row_fields() -> _SharedFields:
+    """Return the registration form's fields, with a blank password allowed (it is generated)."""
+    fields = copy.deepcopy(LearnerRegistrationForm().fields)
+    fields["password"].required = False
+    fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
+    fields["level"].error_messages["invalid_choice"] = (
+        f"Use one of the level codes {LEVEL_CODES}, or leave it empty."
+    )
+    return _SharedFields(fields)
+
+
+ImportRowForm.base_fields = _import_row_fields()
+
+
+def file_rows(file) -> Iterator[FileRow]:
+    """Yield the data rows of an uploaded CSV file one by one, or raise ImportFileError."""
+    max_bytes = settings.IMPORT_MAX_FILE_BYTES
+    size = getattr(file, "size", None)
+    if size is not None and size > max_bytes:
+        raise ImportFileError(
+            f"The file is too large ({_megabytes(size)}). Files of up to "
+            f"{_megabytes(max_bytes)} can be imported: split it into smaller files."
+        )
+    raw = getattr(file, "file", file)
+    raw.seek(0)
+    start = raw.read(BINARY_SNIFF_BYTES)
+    if not start:
+        raise ImportFileError("The file is empty. Download the template and fill it in.")
+    if b"\x00" in start:  # text never holds NUL; spreadsheets' own formats and images do
+        raise _not_csv()
+    raw.seek(0)
+    # utf-8-sig reads UTF-8 with or without the byte order mark spreadsheets write.
+    text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
+    try:
+        yield from _rows_of(csv.reader(text))
+    except UnicodeDecodeError:
+        raise ImportFileError(
+            "The file is not a CSV text file in UTF-8. In your spreadsheet choose "
+            "Save as, then \u201cCSV UTF-8 (comma delimited)\u201d, and upload that file."
+        ) from None
+    except csv.Error:
+        raise _not_csv() from None
+    finally:
+        text.detach()  # closing the wrapper would close the upload under it
+
+
+def _not_csv() -> ImportFileError:
+    return ImportFileError(
+        "The file could not be read as CSV (it looks like a binary file, such as a "
+        "spreadsheet in its own format). Save it as \u201cCSV UTF-8\u201d and upload that."
+    )
+
+
+def _rows_of(reader) -> Iterator[FileRow]:
+    """Check the header, then yield each non-empty row as a FileRow."""
+    header = next(reader, None)
+    if header is None or not any(cell.strip() for cell in header):
+        raise ImportFileError("The file has no header row. Download the template and fill it in.")
+    columns = [cell.strip().lower() for cell in header]
+    _check_header(columns)
+    max_rows = settings.IMPORT_MAX_ROWS
+    count = 0
+    for number, cells in enumerate(reader, start=2):
+        if not any(cell.strip() for cell in cells):
+            continue  # blank lines, often at the end of a spreadsheet's export
+        count += 1
+        if count > max_rows:
+            raise ImportFileError(
+                f"The file has more than {max_rows:,} learners. Split it into files of at "
+                f"most {max_rows:,} rows and import them one after the other."
+            )
+        values = {column: cell for column, cell in zip(columns, cells, strict=False) if column}
+        yield FileRow(number=number, values=values, extra_cells=max(len(cells) - len(columns), 0))
+    if count == 0:
+        raise ImportFileError("The file has a header row but no learners under it.")
+
+
+def _check_header(columns: list[str]) -> None:
+    """Refuse a header with unknown, repeated or missing columns, naming them."""
+    expected = ", ".join(COLUMNS)
+    unknown = [column for column in columns if column and column not in COLUMNS]
+    if unknown:
+        raise ImportFileError(
+            f"The header row has unknown column{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(_shown(column) for column in unknown)}. The columns are: {expected} "
+            "(password, email, first_name, last_name and level may be left out)."
+        )
+    repeated = sorted({column for column in columns if column and columns.count(column) > 1})
+    if repeated:
+        raise ImportFileError(f"The header row has the column {repeated[0]} more than once.")
+    missing = [column for column in REQUIRED_COLUMNS if column not in columns]
+    if missing:
+        raise ImportFileError(
+            f"The header row lacks the column{'s' if len(missing) > 1 else ''} "
+            f"{' and '.join(missing)}. The first row of the file must name the columns: "
+            f"{expected}."
+        )
+
+
+@sensitive_variables("password", "values")
+def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str, int]) -> list:
+    """Check a batch of rows and return unsaved ImportRows, valid (queued) or invalid.
+
+    `first_seen` maps each lower-cased username met so far in the file to its row number.
+    """
+    taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
+    checked = []
+    for row in file_rows:
+        values = {column: row.values.get(column, "").strip() for column in COLUMNS}
+        values["password"] = row.values.get("password", "")  # spaces may be part of it
+        values["level"] = values["level"].upper()
+        form = ImportRowForm(data=values)
+        problems = [
+            f"{field}: {message}" if field != "__all__" else message
+            for field, messages in form.errors.items()
+            for message in messages
+        ]
+        if row.extra_cells:
+            problems.append(
+                f"The row has {row.extra_cells} more cell{'s' if row.extra_cells > 1 else ''} "
+                "than the header: look for a stray comma."
+            )
+        key = values["username"].lower()
+        if key:
+            if key in first_seen:
+                problems.append(
+                    f"username: {values['username']} appears more than once in the file "
+                    f"(first at row {first_seen[key]}); usernames must differ, whatever "
+                    "their capitals."
+                )
+            else:
+                first_seen[key] = row.number
+                if key in taken:
+                    problems.append(
+                        f"username: {values['username']} is already registered in the portal."
+                    )
+                elif key in importing:
+                    problems.append(
+                        f"username: {values['username']} is in another import that is "
+                        "still running."
+                    )
+        checked.append(_import_row(job, row.number, form, values, problems))
+    return checked
+
+
+@sensitive_variables("password", "values")
+def _import_row(job: ImportJob, number: int, form, values: dict, problems: list[str]) -> ImportRow:
+    """Build the ImportRow of a checked row; only a valid row keeps a password (encrypted)."""
+    if problems:
+        return ImportRow(
+            job=job,
+            row_number=number,
+            state=ImportRow.State.INVALID,
+            problems=problems,
+            username=values["username"][:SHOWN_VALUE_LIMIT],
+            first_name=values["first_name"][:SHOWN_VALUE_LIMIT],
+            last_name=values["last_name"][:SHOWN_VALUE_LIMIT],
+            email=values["email"][:EMAIL_MAX_LENGTH],
+            level=values["level"][:32],
+        )
+    data = form.cleaned_data
+    password = data["password"]
+    generated = not password
+    if generated:
+        password = password_generate(
+            username=data["username"], first_name=data["first_name"], last_name=data["last_name"]
+        )
+    return ImportRow(
+        job=job,
+        row_number=number,
+        state=ImportRow.State.QUEUED,
+        username=data["username"],
+        first_name=data["first_name"],
+        last_name=data["last_name"],
+        email=data["email"],
+        dob=data["dob"],
+        level=data["level"],
+        password_encrypted=password_encrypt(password),
+        password_generated=generated,
+    )
+
+
+def _usernames_in_use(usernames: set[str]) -> tuple[set[str], set[str]]:
+    """Return which of the usernames (lower-cased) are registered, and which being imported."""
+    lowered = {username.strip().lower() for username in usernames if username.strip()}
+    if not lowered:
+        return set(), set()
+    # As username_taken: a pending registration left by a dead process does not count.
+    stale = Learner.objects.filter(
+        status=Learner.Status.PENDING,
+        registered_at__lt=timezone.now() - PENDING_REGISTRATION_STALE_AFTER,
+    ).values("user_id")
+    taken = set(
+        get_user_model()
+        .objects.annotate(lowered=Lower("username"))
+        .filter(lowered__in=lowered)
+        .exclude(pk__in=stale)
+        .values_list("lowered", flat=True)
+    )
+    importing = set(
+        ImportRow.objects.annotate(lowered=Lower("username"))
+        .filter(
+            lowered__in=lowered,
+            job__state=ImportJob.State.RUNNING,
+            state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING],
+        )
+        .values_list("lowered", flat=True)
+    )
+    return taken, importing
+
+
+def _shown(value: str) -> str:
+    """Quote a value from the file for a message, cut short."""
+    return f"\u201c{value[:40]}\u201d"
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"

@@ -1,0 +1,160 @@
+"""Staff pages of bulk registration: upload, preview, confirm, progress, result files."""
+
+import contextlib
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from audit.models import AuditEvent
+from audit.services import audit_record
+from learners.import_csv import COLUMNS, TEMPLATE_EXAMPLE
+from learners.import_forms import ImportUploadForm
+from learners.imports import (
+    CredentialsGone,
+    ImportFileError,
+    ImportJobClosed,
+    import_credentials_available,
+    import_credentials_expire,
+    import_credentials_take,
+    import_failed_rows,
+    import_invalid_rows,
+    import_job_confirm,
+    import_job_create_from_csv,
+    import_job_discard,
+    import_job_resume_if_stalled,
+    import_progress,
+    import_result_rows,
+)
+from learners.models import ImportJob
+from portal.access import staff_required
+from portal.csv_export import csv_download
+
+ROWS_PER_PAGE = 100
+# Without JavaScript the progress page reloads itself this often (seconds).
+REFRESH_SECONDS = 5
+
+
+@staff_required
+def import_upload(request: HttpRequest) -> HttpResponse:
+    """Upload a CSV file; it is checked and previewed, nothing is sent yet."""
+    posted = request.method == "POST"
+    form = ImportUploadForm(request.POST if posted else None, request.FILES if posted else None)
+    if posted and form.is_valid():
+        try:
+            job = import_job_create_from_csv(
+                file=form.cleaned_data["file"], created_by=request.user
+            )
+        except ImportFileError as error:
+            form.add_error("file", error.message)
+        else:
+            replaced = ImportJob.objects.filter(pk=form.cleaned_data["replaces"] or 0).first()
+            if replaced is not None:
+                # Confirmed meanwhile in another tab: then it stands.
+                with contextlib.suppress(ImportJobClosed):
+                    import_job_discard(job=replaced)
+            return redirect("learners:import_job", pk=job.pk)
+    return render(request, "learners/import_upload.html", {"form": form})
+
+
+@staff_required
+def import_template(request: HttpRequest) -> HttpResponse:
+    """Download an empty import file with the columns and one example row."""
+    return csv_download("learners-import-template.csv", list(COLUMNS), [TEMPLATE_EXAMPLE])
+
+
+@staff_required
+def import_job(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a job: its preview, its progress while running, or its outcome."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    import_credentials_expire()
+    if import_job_resume_if_stalled(job=job):
+        job.refresh_from_db()
+    if job.state == ImportJob.State.PREVIEW:
+        rows = import_invalid_rows(job)
+    else:
+        rows = import_failed_rows(job)
+    context = {
+        "job": job,
+        "progress": import_progress(job),
+        "page": Paginator(rows, ROWS_PER_PAGE).get_page(request.GET.get("page")),
+        "upload_form": ImportUploadForm(initial={"replaces": job.pk}),
+        "credentials_available": import_credentials_available(job),
+        "refresh_seconds": REFRESH_SECONDS,
+    }
+    return render(request, "learners/import_job.html", context)
+
+
+@staff_required
+def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
+    """Return a running job's progress for the page's script."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    if import_job_resume_if_stalled(job=job):
+        job.refresh_from_db()
+    return JsonResponse(import_progress(job).as_json())
+
+
+@staff_required
+@require_POST
+def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start registering the valid rows of a previewed job."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    try:
+        import_job_confirm(job=job, confirmed_by=request.user, request=request)
+    except ImportJobClosed as closed:
+        messages.error(request, str(closed))
+    return redirect("learners:import_job", pk=pk)
+
+
+@staff_required
+@require_POST
+def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
+    """Drop a previewed job without registering anyone."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    try:
+        import_job_discard(job=job)
+    except ImportJobClosed as closed:
+        messages.error(request, str(closed))
+        return redirect("learners:import_job", pk=pk)
+    messages.success(request, "The import was discarded. Nobody was registered.")
+    return redirect("learners:import")
+
+
+@staff_required
+def import_results(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download every row's outcome and upstream user_id."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    return csv_download(
+        f"import-{job.pk}-results.csv",
+        ["row", "username", "outcome", "reason", "user_id"],
+        import_result_rows(job),
+    )
+
+
+@staff_required
+@require_POST
+def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download the generated passwords, once; they are deleted as they are handed over."""
+    job = get_object_or_404(ImportJob, pk=pk)
+    try:
+        credentials = import_credentials_take(job=job)
+    except CredentialsGone:
+        messages.error(
+            request,
+            "The passwords are no longer available: they can be downloaded only once, within "
+            "an hour of the import finishing. Reset a learner's password from their page.",
+        )
+        return redirect("learners:import_job", pk=pk)
+    audit_record(
+        request=request,
+        action=AuditEvent.Action.CREDENTIALS_DOWNLOADED,
+        import_job=job.pk,
+        learners=len(credentials),
+    )
+    return csv_download(
+        f"import-{job.pk}-passwords.csv",
+        ["row", "username", "password", "first_name", "last_name"],
+        credentials,
+    )

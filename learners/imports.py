@@ -1,0 +1,383 @@
+"""Bulk registration from a CSV file: import jobs from upload to one-time credentials.
+
+Services (writes) first, then selectors (reads for the pages). The file is read and checked in
+learners.import_csv, rows are sent in learners.import_run (`import_job_run`), passwords are
+generated and encrypted in learners.import_secrets.
+"""
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from audit.services import audit_record
+from learners.import_csv import ImportFileError, file_rows, rows_check
+from learners.import_run import import_job_run
+from learners.import_secrets import password_decrypt
+from learners.models import ImportJob, ImportRow
+
+__all__ = [
+    "CredentialsGone",
+    "ImportFileError",
+    "ImportJobClosed",
+    "import_credentials_take",
+    "import_job_confirm",
+    "import_job_create_from_csv",
+    "import_job_discard",
+    "import_job_resume_if_stalled",
+    "import_job_run",
+    "import_jobs_sweep",
+    "import_rows_forget",
+]
+
+# Rows are checked and stored this many at a time: memory stays flat however long the file.
+BATCH_SIZE = 500
+
+
+class ImportJobClosed(Exception):
+    """The job cannot be confirmed or discarded any more; the message says why."""
+
+
+class CredentialsGone(Exception):
+    """The generated passwords were downloaded already, or have expired."""
+
+
+# Services --------------------------------------------------------------------------------------
+
+
+def import_job_create_from_csv(*, file, created_by: AbstractBaseUser | None) -> ImportJob:
+    """Read and check an uploaded CSV file into a job awaiting confirmation; nothing is sent.
+
+    Raises ImportFileError (and keeps nothing) when the file as a whole cannot be used.
+    """
+    with transaction.atomic():
+        job = ImportJob.objects.create(
+            filename=str(getattr(file, "name", "") or "")[:255],
+            created_by=created_by,
+            created_at=timezone.now(),
+        )
+        first_seen: dict[str, int] = {}
+        batch = []
+        for row in file_rows(file):
+            batch.append(row)
+            if len(batch) == BATCH_SIZE:
+                _rows_store(job, batch, first_seen)
+                batch = []
+        if batch:
+            _rows_store(job, batch, first_seen)
+        counts = ImportRow.objects.filter(job=job).aggregate(
+            total=Count("pk"),
+            invalid=Count("pk", filter=Q(state=ImportRow.State.INVALID)),
+            generated=Count("pk", filter=Q(password_generated=True)),
+        )
+        job.total_rows = counts["total"]
+        job.invalid_rows = counts["invalid"]
+        job.valid_rows = counts["total"] - counts["invalid"]
+        job.generated_passwords = counts["generated"]
+        job.save(update_fields=["total_rows", "invalid_rows", "valid_rows", "generated_passwords"])
+    return job
+
+
+def _rows_store(job: ImportJob, batch: list, first_seen: dict[str, int]) -> None:
+    ImportRow.objects.bulk_create(rows_check(job, batch, first_seen=first_seen))
+
+
+def import_job_confirm(
+    *, job: ImportJob, confirmed_by: AbstractBaseUser, request: HttpRequest | None = None
+) -> ImportJob:
+    """Start registering the job's valid rows in the background (a repeat does nothing).
+
+    With the staff member's request, the start is audited (once, however many clicks).
+    """
+    from learners.tasks import run_import_job
+
+    with transaction.atomic():
+        if job.valid_rows == 0:
+            raise ImportJobClosed("The file has no valid rows. Upload a corrected file.")
+        started = ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.PREVIEW).update(
+            state=ImportJob.State.RUNNING, confirmed_by=confirmed_by, confirmed_at=timezone.now()
+        )
+        job.refresh_from_db()
+        if not started and job.state == ImportJob.State.DISCARDED:
+            raise ImportJobClosed("This import was discarded. Upload the file again.")
+        if started:
+            if request is not None:
+                audit_record(
+                    request=request,
+                    action=AuditEvent.Action.LEARNERS_IMPORTED,
+                    import_job=job.pk,
+                    rows_to_register=job.valid_rows,
+                    rows_skipped=job.invalid_rows,
+                )
+            # After commit: the worker must find the job running.
+            transaction.on_commit(lambda: run_import_job.enqueue(job.pk))
+    job.refresh_from_db()
+    return job
+
+
+def import_job_discard(*, job: ImportJob) -> None:
+    """Drop a job that was never confirmed, with its rows' encrypted passwords."""
+    with transaction.atomic():
+        discarded = ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.PREVIEW).update(
+            state=ImportJob.State.DISCARDED
+        )
+        if not discarded:
+            raise ImportJobClosed("This import has already started; it cannot be discarded.")
+        job.rows.update(password_encrypted="")
+    job.refresh_from_db()
+
+
+def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
+    """Queue a run of a running job whose worker has been silent too long; True if queued.
+
+    The progress page calls it, and so does `import_jobs_sweep`: a job whose worker died (or
+    whose task was lost) carries on, never resending a row that may have been sent.
+    """
+    from learners.tasks import run_import_job
+
+    now = timezone.now()
+    silent_since = now - timedelta(seconds=settings.IMPORT_STALLED_AFTER)
+    asked = (
+        ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.RUNNING)
+        .filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=silent_since))
+        .filter(Q(confirmed_at__lt=silent_since))
+        .filter(Q(resume_requested_at__isnull=True) | Q(resume_requested_at__lt=silent_since))
+        .update(resume_requested_at=now)
+    )
+    if asked:
+        transaction.on_commit(lambda: run_import_job.enqueue(job.pk))
+    return bool(asked)
+
+
+def import_credentials_take(*, job: ImportJob) -> list[tuple[int, str, str, str, str]]:
+    """Return the generated passwords (row, username, password, names) once, wiping them.
+
+    Raises CredentialsGone when they were downloaded already, have expired, or were never made.
+    """
+    import_credentials_expire()
+    with transaction.atomic():
+        taken = ImportJob.objects.filter(
+            pk=job.pk,
+            state=ImportJob.State.FINISHED,
+            generated_passwords__gt=0,
+            credentials_downloaded_at__isnull=True,
+            credentials_wiped_at__isnull=True,
+        ).update(credentials_downloaded_at=timezone.now(), credentials_wiped_at=timezone.now())
+        if not taken:
+            raise CredentialsGone
+        rows = ImportRow.objects.filter(
+            job=job, password_generated=True, state=ImportRow.State.REGISTERED
+        ).exclude(password_encrypted="")
+        credentials = [
+            (row_number, username, password_decrypt(token), first_name, last_name)
+            for row_number, username, token, first_name, last_name in rows.order_by(
+                "row_number"
+            ).values_list("row_number", "username", "password_encrypted", "first_name", "last_name")
+        ]
+        job.rows.update(password_encrypted="")
+    return credentials
+
+
+def import_credentials_expire() -> int:
+    """Wipe the generated passwords of jobs finished longer ago than IMPORT_CREDENTIALS_TTL."""
+    cutoff = timezone.now() - timedelta(seconds=settings.IMPORT_CREDENTIALS_TTL)
+    wiped = 0
+    expired = ImportJob.objects.filter(
+        state=ImportJob.State.FINISHED, finished_at__lt=cutoff, credentials_wiped_at__isnull=True
+    )
+    for job_id in expired.values_list("pk", flat=True):
+        with transaction.atomic():
+            if ImportJob.objects.filter(pk=job_id, credentials_wiped_at__isnull=True).update(
+                credentials_wiped_at=timezone.now()
+            ):
+                ImportRow.objects.filter(job_id=job_id).update(password_encrypted="")
+                wiped += 1
+    return wiped
+
+
+def import_jobs_sweep() -> dict[str, int]:
+    """Resume stalled jobs, expire credentials, drop old previews and old jobs' rows."""
+    now = timezone.now()
+    resumed = sum(
+        import_job_resume_if_stalled(job=job)
+        for job in ImportJob.objects.filter(state=ImportJob.State.RUNNING)
+    )
+    expired = import_credentials_expire()
+    stale_previews = ImportJob.objects.filter(
+        state=ImportJob.State.PREVIEW,
+        created_at__lt=now - timedelta(seconds=settings.IMPORT_PREVIEW_TTL),
+    )
+    discarded = 0
+    for job in stale_previews:
+        try:
+            import_job_discard(job=job)
+            discarded += 1
+        except ImportJobClosed:
+            pass  # confirmed meanwhile
+    old = ImportJob.objects.filter(
+        state__in=[ImportJob.State.FINISHED, ImportJob.State.DISCARDED],
+        created_at__lt=now - timedelta(days=settings.IMPORT_KEEP_DAYS),
+    )
+    deleted = old.count()
+    old.delete()
+    return {"resumed": resumed, "expired": expired, "discarded": discarded, "deleted": deleted}
+
+
+def import_rows_forget(*, learner) -> int:
+    """Blank what import rows hold about a learner whose personal data is erased."""
+    return ImportRow.objects.filter(learner=learner).update(
+        username="", first_name="", last_name="", email="", dob=None, password_encrypted=""
+    )
+
+
+# Selectors -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportProgress:
+    """Where a job stands, for the progress page and its JSON."""
+
+    state: str
+    to_send: int
+    registered: int
+    failed: int
+    remaining: int
+    signin_ready: int
+    invalid: int
+    seconds_left: int | None
+
+    @property
+    def finished(self) -> bool:
+        return self.state == ImportJob.State.FINISHED
+
+    @property
+    def done(self) -> int:
+        """Rows the upstream has dealt with, one way or the other."""
+        return self.registered + self.failed
+
+    @property
+    def percent(self) -> int:
+        if not self.to_send:
+            return 100
+        return math.floor(100 * self.done / self.to_send)
+
+    @property
+    def time_left(self) -> str:
+        if self.finished:
+            return ""
+        if self.seconds_left is None:
+            return "estimating the time left"
+        if self.seconds_left < 60:
+            return "less than a minute left"
+        minutes = math.ceil(self.seconds_left / 60)
+        return f"about {minutes} minute{'s' if minutes != 1 else ''} left"
+
+    @property
+    def summary(self) -> str:
+        text = f"Done {self.registered}, failed {self.failed}, remaining {self.remaining}"
+        return f"{text}, {self.time_left}." if self.time_left else f"{text}."
+
+    def as_json(self) -> dict:
+        return {
+            "state": self.state,
+            "finished": self.finished,
+            "to_send": self.to_send,
+            "done": self.done,
+            "registered": self.registered,
+            "failed": self.failed,
+            "remaining": self.remaining,
+            "signin_ready": self.signin_ready,
+            "percent": self.percent,
+            "seconds_left": self.seconds_left,
+            "summary": self.summary,
+        }
+
+
+def import_progress(job: ImportJob) -> ImportProgress:
+    """Count the job's rows by outcome (one query) and estimate the time left."""
+    counts = ImportRow.objects.filter(job=job).aggregate(
+        registered=Count("pk", filter=Q(state=ImportRow.State.REGISTERED)),
+        failed=Count("pk", filter=Q(state=ImportRow.State.FAILED)),
+        remaining=Count(
+            "pk", filter=Q(state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING])
+        ),
+        ready=Count("pk", filter=Q(signin_ready_at__isnull=False)),
+        invalid=Count("pk", filter=Q(state=ImportRow.State.INVALID)),
+    )
+    seconds_left = None
+    if job.state == ImportJob.State.RUNNING and job.started_at:
+        elapsed = (timezone.now() - job.started_at).total_seconds()
+        sent = counts["registered"] + counts["failed"]
+        estimates = []
+        if sent and elapsed > 0:
+            estimates.append(counts["remaining"] / (sent / elapsed))
+        unready = counts["registered"] + counts["remaining"] - counts["ready"]
+        if counts["ready"] and elapsed > 0:
+            estimates.append(unready / (counts["ready"] / elapsed))
+        if estimates:
+            seconds_left = round(max(estimates))
+        elif not counts["remaining"] and not unready:
+            seconds_left = 0
+    return ImportProgress(
+        state=job.state,
+        to_send=job.valid_rows,
+        registered=counts["registered"],
+        failed=counts["failed"],
+        remaining=counts["remaining"],
+        signin_ready=counts["ready"],
+        invalid=counts["invalid"],
+        seconds_left=seconds_left,
+    )
+
+
+def import_invalid_rows(job: ImportJob) -> QuerySet[ImportRow]:
+    """Return the rows skipped as invalid, in file order."""
+    return job.rows.filter(state=ImportRow.State.INVALID).order_by("row_number")
+
+
+def import_failed_rows(job: ImportJob) -> QuerySet[ImportRow]:
+    """Return the rows the upstream did not register, in file order."""
+    return job.rows.filter(state=ImportRow.State.FAILED).order_by("row_number")
+
+
+def import_credentials_available(job: ImportJob) -> bool:
+    """Return whether the generated passwords can still be downloaded (once)."""
+    return (
+        job.state == ImportJob.State.FINISHED
+        and job.generated_passwords > 0
+        and job.credentials_wiped_at is None
+        and job.finished_at is not None
+        and timezone.now() - job.finished_at < timedelta(seconds=settings.IMPORT_CREDENTIALS_TTL)
+    )
+
+
+RESULT_OUTCOMES = {
+    ImportRow.State.REGISTERED: "registered",
+    ImportRow.State.FAILED: "failed",
+    ImportRow.State.INVALID: "skipped as invalid",
+    ImportRow.State.QUEUED: "not sent yet",
+    ImportRow.State.SENDING: "being sent",
+}
+
+
+def import_result_rows(job: ImportJob) -> Iterator[tuple]:
+    """Yield each row's number, username, outcome, reason and upstream user_id, in file order."""
+    rows = (
+        job.rows.order_by("row_number")
+        .values_list(
+            "row_number", "username", "state", "reason", "problems", "learner__upstream_user_id"
+        )
+        .iterator(chunk_size=1000)
+    )
+    for row_number, username, state, reason, problems, user_id in rows:
+        if state == ImportRow.State.INVALID:
+            reason = " ".join(problems)
+        yield row_number, username, RESULT_OUTCOMES[state], reason, user_id or ""

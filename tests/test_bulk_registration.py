@@ -1,0 +1,778 @@
+"""Bulk registration from a CSV file: check, preview, confirm, progress, outcome, credentials."""
+
+import csv
+import io
+import os
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from learners.import_run import OUTCOME_UNKNOWN, import_job_run
+from learners.import_secrets import password_decrypt, password_encrypt
+from learners.imports import import_job_create_from_csv
+from learners.models import ImportJob, ImportRow, Learner
+from portal.partner_api import get_client
+
+HEADER = "username,password,dob,email,first_name,last_name,level"
+GOOD_PASSWORD = "plum-kettle-river-42"
+
+
+def upload_file(text: str, name: str = "learners.csv", *, bom: bool = False) -> SimpleUploadedFile:
+    data = text.encode("utf-8")
+    return SimpleUploadedFile(name, (b"\xef\xbb\xbf" if bom else b"") + data, "text/csv")
+
+
+def good_rows(count: int, prefix: str = "pupil", password: str = GOOD_PASSWORD) -> str:
+    return "".join(
+        f"{prefix}{n},{password},2010-0{n % 9 + 1}-1{n % 9},,Pat{n},Lee,LOA_PARTNER_LEVEL2\n"
+        for n in range(count)
+    )
+
+
+def checked_file(staff, count: int) -> ImportJob:
+    """Check a file of `count` good rows, as the upload page does."""
+    return import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(count)), created_by=staff
+    )
+
+
+def upload(client: Client, text: str, **kwargs):
+    return client.post("/learners/import/", {"file": upload_file(text, **kwargs)})
+
+
+def job_of(response) -> ImportJob:
+    assert response.status_code == 302, response.content.decode()[:2000]
+    return ImportJob.objects.get(pk=int(response["Location"].rstrip("/").split("/")[-1]))
+
+
+def csv_rows(response) -> list[list[str]]:
+    body = b"".join(response.streaming_content).decode("utf-8-sig")
+    return list(csv.reader(io.StringIO(body)))
+
+
+def creations(upstream) -> int:
+    return upstream.state.count(endpoint="create-learner")
+
+
+def every_text_in_the_database() -> str:
+    """Dump every text cell of every table, to look for a password in plain text."""
+    cells = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names():
+            cursor.execute(f'SELECT * FROM "{table}"')  # noqa: S608 (names from introspection)
+            for row in cursor.fetchall():
+                cells.extend(str(cell) for cell in row if cell is not None)
+    return "\n".join(cells)
+
+
+# The template and the upload page --------------------------------------------------------------
+
+
+def test_the_template_names_the_spec_fields_and_gives_one_example(staff_client):
+    response = staff_client.get("/learners/import/template.csv")
+
+    assert response["Content-Type"] == "text/csv"
+    rows = csv_rows(response)
+    assert rows[0] == HEADER.split(",")
+    assert len(rows) == 2
+    assert rows[1][0] and rows[1][2] == "2009-03-27" and rows[1][6] == "LOA_PARTNER_LEVEL2"
+
+
+def test_the_learner_list_links_to_the_upload_page(staff_client):
+    page = staff_client.get("/learners/").content.decode()
+    assert 'href="/learners/import/"' in page
+    assert "Register many learners from a file" in page
+
+
+def test_the_upload_page_labels_its_field_and_links_the_template(staff_client):
+    page = staff_client.get("/learners/import/").content.decode()
+    assert '<label for="id_file">' in page
+    assert 'href="/learners/import/template.csv"' in page
+    assert 'enctype="multipart/form-data"' in page
+
+
+def test_a_learner_cannot_reach_the_import_pages(learner_client, staff, db):
+    job = checked_file(staff, 1)
+    assert learner_client.get("/learners/import/").status_code == 404
+    assert learner_client.get(f"/learners/import/{job.pk}/").status_code == 404
+    assert learner_client.get(f"/learners/import/{job.pk}/results.csv").status_code == 404
+
+
+# Checking the file -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "The file is empty"),
+        (b"\n\n", "no header row"),
+        (HEADER.encode() + b"\n", "no learners under it"),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00\xff\xfe\x00\x00binary", "could not be read as CSV"),
+        (b"username,dob\n\xff\xfe\x80,2010-01-01\n", "not a CSV text file"),
+        (b"username,dob\n\x00\x01\x02,2010-01-01\n", "could not be read as CSV"),
+        ("username,dob\nJos\u00e9,2010-01-01\n".encode("latin-1"), "not a CSV text file in UTF-8"),
+        (b"username,password,email\nann,x,a@b.c\n", "lacks the column dob"),
+        (b"name,dob\nann,2010-01-01\n", "unknown column \u201cname\u201d"),
+        (b"username,dob,dob\nann,2010-01-01,2010-01-01\n", "the column dob more than once"),
+    ],
+)
+def test_a_file_that_cannot_be_used_gets_a_clear_message(staff_client, content, message):
+    response = staff_client.post(
+        "/learners/import/", {"file": SimpleUploadedFile("f.csv", content, "text/csv")}
+    )
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert message in page, page
+    assert 'class="error-summary"' in page
+    assert not ImportJob.objects.exists()
+
+
+def test_a_file_with_too_many_rows_is_refused_whole(staff_client, settings):
+    settings.IMPORT_MAX_ROWS = 5
+    page = upload(staff_client, HEADER + "\n" + good_rows(6)).content.decode()
+    assert "more than 5 learners" in page
+    assert not ImportJob.objects.exists() and not ImportRow.objects.exists()
+
+
+def test_a_file_too_large_is_refused(staff_client, settings):
+    settings.IMPORT_MAX_FILE_BYTES = 100
+    page = upload(staff_client, HEADER + "\n" + good_rows(5)).content.decode()
+    assert "The file is too large" in page
+    assert not ImportJob.objects.exists()
+
+
+def test_no_file_chosen_is_a_clear_error(staff_client):
+    page = staff_client.post("/learners/import/", {}).content.decode()
+    assert "Choose a CSV file to upload." in page
+
+
+def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client, learner):
+    rows = [
+        "fine.one,plum-kettle-river-42,2010-01-02,,,,",  # row 2: good
+        "bad name!,plum-kettle-river-42,2010-01-02,,,,",  # 3: username characters
+        ",plum-kettle-river-42,2010-01-02,,,,",  # 4: no username
+        "dob.format,plum-kettle-river-42,02/01/2010,,,,",  # 5: dob format
+        "dob.future,plum-kettle-river-42,2999-01-01,,,,",  # 6: dob in the future
+        "dob.old,plum-kettle-river-42,1850-01-01,,,,",  # 7: implausibly old
+        "level.bad,plum-kettle-river-42,2010-01-02,,,,LEVEL9",  # 8: level code
+        "email.bad,plum-kettle-river-42,2010-01-02,not-an-email,,,",  # 9: email
+        "pass.common,password,2010-01-02,,,,",  # 10: common password
+        "pass.digits,12345678901,2010-01-02,,,,",  # 11: only digits
+        "FINE.ONE,plum-kettle-river-42,2010-01-02,,,,",  # 12: duplicate of row 2, other case
+        "LEE.Learner,plum-kettle-river-42,2010-01-02,,,,",  # 13: already registered
+        "two.problems,short,13-13-2010,,,,",  # 14: two problems at once
+        "extra.cell,plum-kettle-river-42,2010-01-02,,,,,surprise",  # 15: a cell too many
+        "fine.two,,2010-01-02,,Ada,Lovelace,loa_partner_level3",  # 16: good, level any case
+    ]
+    response = upload(staff_client, HEADER + "\n" + "\n".join(rows) + "\n")
+    job = job_of(response)
+
+    assert (job.total_rows, job.valid_rows, job.invalid_rows) == (15, 2, 13)
+    page = staff_client.get(response["Location"]).content.decode()
+    expected = {
+        3: "username: Enter a valid username",
+        4: "username: Enter the username.",
+        5: "dob: Enter the date of birth as a real date, like 2009-03-27.",
+        6: "dob: Date of birth must be in the past.",
+        7: "dob: Date of birth is more than 120 years ago.",
+        8: "level: Use one of the level codes LOA_PARTNER_LEVEL1, LOA_PARTNER_LEVEL2 or "
+        "LOA_PARTNER_LEVEL3, or leave it empty.",
+        9: "email: Enter a valid email address.",
+        10: "password: This password is too common.",
+        11: "password: This password is entirely numeric.",
+        12: "appears more than once in the file (first at row 2)",
+        13: "LEE.Learner is already registered in the portal.",
+        15: "The row has 1 more cell than the header",
+    }
+    problems = {row.row_number: " ".join(row.problems) for row in ImportRow.objects.all()}
+    for number, words in expected.items():
+        assert words in problems[number], (number, problems[number])
+        assert f'<th scope="row">{number}</th>' in page
+    assert "password: This password is too short" in problems[14]
+    assert "dob: Enter the date of birth" in problems[14]
+    assert problems[2] == problems[16] == ""
+    assert ImportRow.objects.get(row_number=16).level == "LOA_PARTNER_LEVEL3"
+    assert "13 rows with problems will be skipped" in page
+    assert "Register 2 learners" in page
+    assert "Nothing has been sent to the assessment service yet." in page
+
+
+def test_a_bom_and_blank_lines_and_crlf_are_fine(staff_client):
+    text = HEADER + "\r\n" + good_rows(2).replace("\n", "\r\n") + "\r\n,,,,,,\r\n"
+    job = job_of(upload(staff_client, text, bom=True))
+    assert (job.total_rows, job.valid_rows) == (2, 2)
+
+
+def test_columns_may_come_in_any_order_and_optional_ones_may_be_missing(staff_client):
+    job = job_of(upload(staff_client, "DOB, Username\n2010-04-05,amy.ash\n"))
+    row = job.rows.get()
+    assert (row.username, row.dob, row.state) == ("amy.ash", date(2010, 4, 5), "queued")
+    assert row.password_generated and job.generated_passwords == 1
+
+
+def test_nothing_goes_upstream_before_confirmation(staff_client, upstream):
+    response = upload(staff_client, HEADER + "\n" + good_rows(3))
+    staff_client.get(response["Location"])
+    staff_client.get(response["Location"] + "progress.json")
+
+    assert creations(upstream) == 0
+    assert not upstream.state.learners
+    assert not Learner.objects.exists()
+    # Confirming is a POST with the CSRF token: a GET does nothing.
+    assert staff_client.get(response["Location"] + "confirm/").status_code == 405
+    assert creations(upstream) == 0
+
+
+def test_confirming_needs_the_csrf_token(staff, upstream, db):
+    job = checked_file(staff, 1)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(staff)
+    assert browser.post(f"/learners/import/{job.pk}/confirm/").status_code == 403
+    assert creations(upstream) == 0
+
+
+def test_a_corrected_file_replaces_the_preview(staff_client):
+    first = job_of(upload(staff_client, HEADER + "\nbad name!,,2010-01-01,,,,\n"))
+    response = staff_client.post(
+        "/learners/import/",
+        {"file": upload_file(HEADER + "\ngood.name,,2010-01-01,,,,\n"), "replaces": first.pk},
+    )
+    second = job_of(response)
+    first.refresh_from_db()
+    assert first.state == ImportJob.State.DISCARDED
+    assert second.valid_rows == 1 and second.state == ImportJob.State.PREVIEW
+
+
+def test_discarding_a_preview_wipes_its_passwords(staff_client):
+    job = job_of(upload(staff_client, HEADER + "\n" + good_rows(2)))
+    response = staff_client.post(f"/learners/import/{job.pk}/discard/", follow=True)
+    assert "The import was discarded" in response.content.decode()
+    assert not ImportRow.objects.exclude(password_encrypted="").exists()
+    assert staff_client.post(f"/learners/import/{job.pk}/confirm/").status_code == 302
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.DISCARDED
+
+
+def test_a_10000_row_file_is_checked_in_flat_memory(staff, db, settings):
+    settings.IMPORT_MAX_ROWS = 10_000
+    rows = "".join(
+        f"learner{n:05d},,20{n % 10:02d}-0{n % 9 + 1}-1{n % 9},,First{n},Last{n},"
+        "LOA_PARTNER_LEVEL1\n"
+        for n in range(10_000)
+    )
+    upload = upload_file(HEADER + "\n" + rows)
+    file_size = upload.size
+
+    tracemalloc.start()
+    started = time.monotonic()
+    job = import_job_create_from_csv(file=upload, created_by=staff)
+    elapsed = time.monotonic() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+
+    assert job.valid_rows == 10_000 and job.generated_passwords == 10_000
+    # The rows live in the database, not in memory: the peak stays a small multiple of one
+    # batch, far below the file's 10,000 row objects (~30 MB) held at once.
+    print(f"\n10,000 rows ({file_size / 1e6:.2f} MB): checked in {elapsed:.1f} s, "
+          f"peak traced memory {peak / 1e6:.1f} MB")  # fmt: skip
+    assert peak < 12_000_000, peak
+
+
+# Registering -----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_confirming_registers_the_good_rows_and_they_can_sign_in(staff, upstream):
+    staff_client = Client()
+    staff_client.force_login(staff)
+    text = HEADER + "\n" + good_rows(5) + "bad name!,plum-kettle-river-42,2010-01-01,,,,\n"
+    job = job_of(upload(staff_client, text))
+
+    response = staff_client.post(f"/learners/import/{job.pk}/confirm/")
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")  # a second click does nothing
+
+    assert response.status_code == 302
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+    assert creations(upstream) == 5
+    for n in range(5):
+        assert Client().login(username=f"pupil{n}", password=GOOD_PASSWORD)
+        learner = Learner.objects.get(username=f"pupil{n}")
+        assert learner.status == Learner.Status.ACTIVE and learner.upstream_user_id
+        assert learner.registered_by == staff
+    event = AuditEvent.objects.get(action=AuditEvent.Action.LEARNERS_IMPORTED)
+    assert event.detail == {"import_job": job.pk, "rows_to_register": 5, "rows_skipped": 1}
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+    assert "Import finished" in page and "http-equiv" not in page
+    results = csv_rows(staff_client.get(f"/learners/import/{job.pk}/results.csv"))
+    assert results[0] == ["row", "username", "outcome", "reason", "user_id"]
+    assert [r[2] for r in results[1:]] == ["registered"] * 5 + ["skipped as invalid"]
+    assert results[1][4] == Learner.objects.get(username="pupil0").upstream_user_id
+    assert "username: Enter a valid username" in results[6][3]
+    assert GOOD_PASSWORD not in every_text_in_the_database()
+    assert not ImportRow.objects.exclude(password_encrypted="").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_username_taken_upstream_is_reported_on_its_row(staff, upstream):
+    get_client().create_learner(username="Pupil1", password=GOOD_PASSWORD, dob=date(2010, 1, 1))
+    job = checked_file(staff, 3)
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+
+    row = ImportRow.objects.get(username="pupil1")
+    assert row.state == ImportRow.State.FAILED
+    assert "already taken" in row.reason
+    assert not Learner.objects.filter(username="pupil1").exists()
+    assert not get_user_model().objects.filter(username="pupil1").exists()
+    assert Learner.objects.filter(status=Learner.Status.ACTIVE).count() == 2
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+    assert "Rows that failed" in page and "already taken" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream, settings):
+    upstream.state.faults.add_spec("create-learner=503:after=2,times=2")
+    upstream.state.faults.add_spec("create-learner=drop:after=4,times=1")
+    job = checked_file(staff, 6)
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+
+    outcomes = sorted(job.rows.values_list("state", flat=True))
+    assert outcomes == ["failed"] * 3 + ["registered"] * 3
+    assert creations(upstream) == 6
+    reasons = list(job.rows.filter(state="failed").values_list("reason", flat=True))
+    assert all("may have registered it" in reason for reason in reasons), reasons
+    response = staff_client.get(f"/learners/import/{job.pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Traceback" not in page and "<strong>3</strong> failed" in page
+    assert "Rows that failed" in page and "could not be reached or did not answer" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings):
+    job = checked_file(staff, 4)
+    # A worker took the job, claimed row 2 and sent it (the service registered it), then died.
+    row = job.rows.get(row_number=2)
+    get_client().create_learner(
+        username=row.username, password=GOOD_PASSWORD, dob=row.dob, level=row.level
+    )
+    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_STALLED_AFTER + 1)
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING,
+        confirmed_by=staff,
+        confirmed_at=long_ago,
+        started_at=long_ago,
+        runner="dead-worker",
+        heartbeat_at=long_ago,
+    )
+    ImportRow.objects.filter(pk=row.pk).update(state=ImportRow.State.SENDING, claimed_at=long_ago)
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    # The progress page sees the silent worker and has the job resumed.
+    staff_client.get(f"/learners/import/{job.pk}/")
+
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+    assert creations(upstream) == 4  # one before the death, three after: row 2 not resent
+    row.refresh_from_db()
+    assert row.state == ImportRow.State.FAILED and row.reason == OUTCOME_UNKNOWN
+    assert job.rows.filter(state="registered").count() == 3
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+    assert "Outcome unknown: the service may have registered it; check before trying again." in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_run_leaves_a_job_its_live_worker_holds_alone(staff, upstream):
+    job = checked_file(staff, 2)
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING, runner="live-worker", heartbeat_at=timezone.now()
+    )
+
+    import_job_run(job_id=job.pk)
+
+    assert creations(upstream) == 0
+    assert job.rows.filter(state="queued").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_generated_passwords_can_be_downloaded_once_then_they_are_gone(staff, upstream):
+    staff_client = Client()
+    staff_client.force_login(staff)
+    job = job_of(upload(staff_client, "username,dob,first_name\nkit.kay,2012-02-02,Kit\n"
+                        "max.moe,2013-03-03,Max\n"))  # fmt: skip
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+    assert "Download the passwords (once)" in page
+
+    response = staff_client.post(f"/learners/import/{job.pk}/passwords.csv")
+
+    rows = csv_rows(response)
+    assert rows[0] == ["row", "username", "password", "first_name", "last_name"]
+    credentials = {username: password for _, username, password, _, _ in rows[1:]}
+    assert set(credentials) == {"kit.kay", "max.moe"}
+    for username, password in credentials.items():
+        assert len(password) >= 14
+        assert Client().login(username=username, password=password)
+    database = every_text_in_the_database()
+    assert not any(password in database for password in credentials.values())
+    assert not ImportRow.objects.exclude(password_encrypted="").exists()
+    assert AuditEvent.objects.filter(action=AuditEvent.Action.CREDENTIALS_DOWNLOADED).count() == 1
+
+    again = staff_client.post(f"/learners/import/{job.pk}/passwords.csv", follow=True)
+    assert "no longer available" in again.content.decode()
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+    assert "were downloaded on" in page and "Reset password" in page
+    assert staff_client.get(f"/learners/import/{job.pk}/passwords.csv").status_code == 405
+
+
+@pytest.mark.django_db(transaction=True)
+def test_generated_passwords_expire_an_hour_after_the_job_finished(staff, upstream, monkeypatch):
+    job = import_job_create_from_csv(
+        file=upload_file("username,dob\nkit.kay,2012-02-02\n"), created_by=staff
+    )
+    staff_client = Client()
+    staff_client.force_login(staff)
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+    assert ImportRow.objects.exclude(password_encrypted="").count() == 1  # awaiting download
+
+    later = timezone.now() + timedelta(minutes=61)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    page = staff_client.get(f"/learners/import/{job.pk}/").content.decode()
+
+    assert "deleted an hour after the import finished" in page
+    assert not ImportRow.objects.exclude(password_encrypted="").exists()
+    response = staff_client.post(f"/learners/import/{job.pk}/passwords.csv", follow=True)
+    assert "no longer available" in response.content.decode()
+
+
+# Progress --------------------------------------------------------------------------------------
+
+
+def test_progress_shows_each_state_as_json_and_as_a_page(staff_client, staff, monkeypatch):
+    job = checked_file(staff, 10)
+    url = f"/learners/import/{job.pk}/"
+    preview = staff_client.get(url + "progress.json").json()
+    assert preview["state"] == "preview" and preview["remaining"] == 10 and preview["done"] == 0
+
+    # Mid-way: 4 registered, 1 failed, 1 being sent, 4 waiting, after 50 seconds.
+    now = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING,
+        confirmed_at=now,
+        started_at=now - timedelta(seconds=50),
+        runner="live",
+        heartbeat_at=now,
+    )
+    numbers = list(job.rows.order_by("row_number").values_list("pk", flat=True))
+    ImportRow.objects.filter(pk__in=numbers[:4]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=numbers[4]).update(state="failed", reason="The service said no.")
+    ImportRow.objects.filter(pk=numbers[5]).update(state="sending")
+
+    running = staff_client.get(url + "progress.json").json()
+    assert running["done"] == 5 and running["remaining"] == 5 and running["percent"] == 50
+    # 5 rows to send at 5 per 50 s, but 5 accounts to set up at 4 per 50 s: the slower wins.
+    assert running["seconds_left"] == 63
+    assert running["summary"] == "Done 4, failed 1, remaining 5, about 2 minutes left."
+    page = staff_client.get(url).content.decode()
+    assert '<progress id="import-progress" max="10" value="5">50%</progress>' in page
+    assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
+    assert "js/import_progress.js" in page and 'aria-live="polite"' in page
+    assert "The service said no." in page
+
+    ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=600))
+    slow = staff_client.get(url + "progress.json").json()
+    assert slow["summary"] == "Done 4, failed 1, remaining 5, about 13 minutes left."
+    ImportRow.objects.filter(pk=numbers[5]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(state="queued").update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=numbers[9]).update(state="queued", signin_ready_at=None)
+    ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=50))
+    nearly = staff_client.get(url + "progress.json").json()
+    assert nearly["summary"] == "Done 8, failed 1, remaining 1, less than a minute left."
+
+    ImportRow.objects.filter(state__in=["sending", "queued"]).update(
+        state="registered", signin_ready_at=now
+    )
+    ImportJob.objects.filter(pk=job.pk).update(state=ImportJob.State.FINISHED, finished_at=now)
+    finished = staff_client.get(url + "progress.json").json()
+    assert finished["finished"] and finished["percent"] == 100
+    page = staff_client.get(url).content.decode()
+    assert "Import finished" in page and "<progress" not in page and "http-equiv" not in page
+
+
+def test_the_result_file_neutralises_formula_cells(staff_client):
+    text = HEADER + '\n"=HYPERLINK(""http://evil"")",,2010-01-01,,,,\n@SUM(A1),,2010-01-01,,,,\n'
+    job = job_of(upload(staff_client, text))
+
+    rows = csv_rows(staff_client.get(f"/learners/import/{job.pk}/results.csv"))
+
+    assert rows[1][1] == '\'=HYPERLINK("http://evil")'
+    assert rows[2][1] == "'@SUM(A1)"
+    assert rows[1][2] == "skipped as invalid"
+
+
+def test_passwords_waiting_to_be_sent_are_encrypted(staff_client):
+    job = job_of(upload(staff_client, HEADER + "\n" + good_rows(1)))
+    row = job.rows.get()
+    assert GOOD_PASSWORD not in every_text_in_the_database()
+    assert password_decrypt(row.password_encrypted) == GOOD_PASSWORD
+    assert password_encrypt(GOOD_PASSWORD) != row.password_encrypted  # fresh IV each time
+
+
+# A real worker ---------------------------------------------------------------------------------
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    host = db["HOST"] or "127.0.0.1"
+    return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    }
+    # The worker hashes with the real (slow) hasher: let this process check such a hash.
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+    job = checked_file(staff, 6)
+    staff_client = Client()
+    staff_client.force_login(staff)
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.RUNNING and creations(upstream) == 0  # queued only
+
+    worker = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "db_worker",
+            "--batch",
+            "--no-startup-delay",
+            "--queue-name",
+            "imports",
+        ],
+        cwd=settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "PARTNER_API_BASE_URL": upstream.base_url,
+            "PARTNER_API_KEY": settings.PARTNER_API_KEY,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED, worker.stderr[-2000:]
+    assert creations(upstream) == 6
+    assert Client().login(username="pupil3", password=GOOD_PASSWORD)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_username_registered_here_after_the_check_is_not_sent(staff, upstream):
+    job = checked_file(staff, 2)
+    get_user_model().objects.create_user("PUPIL0", password=GOOD_PASSWORD)
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    staff_client.post(f"/learners/import/{job.pk}/confirm/")
+
+    row = job.rows.get(username="pupil0")
+    assert row.state == ImportRow.State.FAILED and row.reason.startswith("Not sent")
+    assert creations(upstream) == 1
+
+
+def test_the_sweep_discards_old_previews_and_wipes_expired_passwords(staff, db, settings):
+    from django.core.management import call_command
+
+    old_preview = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(1)), created_by=staff
+    )
+    ImportJob.objects.filter(pk=old_preview.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.IMPORT_PREVIEW_TTL + 1)
+    )
+    finished = import_job_create_from_csv(
+        file=upload_file("username,dob\nkit.kay,2012-02-02\n"), created_by=staff
+    )
+    ImportJob.objects.filter(pk=finished.pk).update(
+        state=ImportJob.State.FINISHED, finished_at=timezone.now() - timedelta(minutes=61)
+    )
+    out = io.StringIO()
+
+    call_command("sweep_imports", stdout=out)
+
+    assert "1 sets of passwords wiped, 1 previews discarded" in out.getvalue()
+    old_preview.refresh_from_db()
+    assert old_preview.state == ImportJob.State.DISCARDED
+    assert not ImportRow.objects.exclude(password_encrypted="").exists()
+
+
+def test_a_corrected_file_from_a_preview_confirmed_meanwhile_leaves_it_alone(staff_client, staff):
+    first = job_of(upload(staff_client, HEADER + "\n" + good_rows(1)))
+    ImportJob.objects.filter(pk=first.pk).update(state=ImportJob.State.RUNNING)
+    response = staff_client.post(
+        "/learners/import/",
+        {"file": upload_file(HEADER + "\n" + good_rows(1, prefix="other")), "replaces": first.pk},
+    )
+    assert job_of(response).state == ImportJob.State.PREVIEW
+    first.refresh_from_db()
+    assert first.state == ImportJob.State.RUNNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream, settings):
+    from portal.partner_api import PartnerApiClient
+
+    settings.IMPORT_CONCURRENCY = 2
+    upstream.state.faults.add_spec("create-learner=latency:ms=100")
+    in_flight, most = [0], [0]
+    real = PartnerApiClient.create_learner
+
+    lock = threading.Lock()
+
+    def counting(self, **kwargs):
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+        try:
+            return real(self, **kwargs)
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    job = checked_file(staff, 8)
+    staff_client = Client()
+    staff_client.force_login(staff)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PartnerApiClient, "create_learner", counting)
+        started = time.monotonic()
+        staff_client.post(f"/learners/import/{job.pk}/confirm/")
+        elapsed = time.monotonic() - started
+
+    assert most[0] == 2
+    assert job.rows.filter(state="registered").count() == 8
+    assert elapsed >= 8 * 0.1 / 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_changed_secret_key_fails_rows_unsent_with_a_reason(staff, upstream, settings):
+    from learners.imports import import_job_confirm
+
+    job = checked_file(staff, 2)
+    settings.SECRET_KEY = "a-new-secret-key-since-the-file-was-checked"
+
+    import_job_confirm(job=job, confirmed_by=staff)
+
+    assert creations(upstream) == 0
+    reasons = set(job.rows.values_list("reason", flat=True))
+    assert len(reasons) == 1 and reasons.pop().startswith("Not sent: the password kept")
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+    assert not Learner.objects.exists()
+
+
+def test_erasing_a_learner_can_blank_their_import_row(staff, db):
+    from learners.imports import import_rows_forget
+
+    job = checked_file(staff, 1)
+    row = job.rows.get()
+    learner = Learner.objects.create(
+        user=get_user_model().objects.create_user("pupil0"), username="pupil0"
+    )
+    ImportRow.objects.filter(pk=row.pk).update(learner=learner, state="registered")
+
+    assert import_rows_forget(learner=learner) == 1
+
+    row.refresh_from_db()
+    assert (row.username, row.first_name, row.dob, row.password_encrypted) == ("", "", None, "")
+
+
+# In a real browser -----------------------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(live_server, staff):
+    if not CHROMIUM.exists():
+        pytest.skip("Chromium not installed: apt-get install chromium")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.conftest import PASSWORD
+
+    job = checked_file(staff, 10)
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING,
+        started_at=timezone.now(),
+        runner="live-worker",
+        heartbeat_at=timezone.now() + timedelta(minutes=5),  # alive: no resume from the page
+    )
+    refused = []
+    with pytest.MonkeyPatch.context() as patch:
+        # Playwright's event loop makes Django refuse the ORM in this thread otherwise.
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_api.sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+            )
+            page = chromium.new_page()
+            page.on(
+                "console",
+                lambda message: refused.append(message.text) if "Refused" in message.text else None,
+            )
+            page.goto(live_server.url + "/accounts/login/")
+            page.fill("#id_username", staff.username)
+            page.fill("#id_password", PASSWORD)
+            page.click("main button[type=submit]")
+            page.wait_for_load_state()
+            page.goto(f"{live_server.url}/learners/import/{job.pk}/")
+            assert page.eval_on_selector("#import-progress", "bar => bar.value") == 0
+
+            first_five = job.rows.order_by("row_number").values_list("pk", flat=True)[:5]
+            ImportRow.objects.filter(pk__in=list(first_five)).update(
+                state="registered", signin_ready_at=timezone.now()
+            )
+            for _ in range(75):  # the script polls every 2 s; wait_for_function needs eval
+                if page.eval_on_selector("#import-progress", "bar => bar.value") == 5:
+                    break
+                page.wait_for_timeout(200)
+            assert "Done 5, failed 0, remaining 5" in page.inner_text("#import-summary")
+
+            job.rows.update(state="registered", signin_ready_at=timezone.now())
+            ImportJob.objects.filter(pk=job.pk).update(
+                state=ImportJob.State.FINISHED, finished_at=timezone.now()
+            )
+            page.wait_for_selector("h1:has-text('Import finished')", timeout=15000)
+            chromium.close()
+            # Inside Playwright's context Django opened a connection of its own: close it, or
+            # the test database cannot be dropped.
+            connection.close()
+
+    assert not refused, refused

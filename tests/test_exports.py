@@ -1,0 +1,249 @@
+"""CSV exports of learners and results: filters in force, safe cells, streamed, flat memory."""
+
+import csv
+import io
+import time
+import tracemalloc
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import User
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+from audit.models import AuditEvent
+from learners.models import Learner, Level
+from learners.privacy import learner_erase
+from tests.test_dashboard import State, cohort_learner, completed
+
+
+def rows_of(response) -> list[dict[str, str]]:
+    """Return the CSV body of a streamed download as dicts."""
+    assert isinstance(response, StreamingHttpResponse)
+    text = b"".join(response.streaming_content).decode("utf-8")
+    assert text.startswith("\ufeff")
+    return list(csv.DictReader(io.StringIO(text[1:])))
+
+
+def test_the_learners_export_honours_the_search_and_level_of_the_list(staff_client):
+    cohort_learner(name="amira", level=Level.SECONDARY)
+    cohort_learner(name="amir", level=Level.PRIMARY)
+    cohort_learner(name="bo", level=Level.SECONDARY)
+
+    response = staff_client.get("/learners/learners.csv", {"q": "amir", "level": Level.SECONDARY})
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv"
+    assert response["Content-Disposition"].startswith('attachment; filename="learners-')
+    rows = rows_of(response)
+    assert [row["username"] for row in rows] == ["amira"]
+    assert rows[0]["level"] == "Secondary"
+
+
+def test_the_learners_export_writes_iso_dates_and_leaves_out_secrets_and_erased_learners(
+    staff_client, staff
+):
+    kept = cohort_learner(name="kept", registered="2026-09-01")
+    Learner.objects.filter(pk=kept.pk).update(dob="2010-05-17")
+    erased = cohort_learner(name="gone")
+    learner_erase(learner=erased, erased_by=staff)
+    completed(kept, "2026-09-10", risk="HIGH")
+
+    response = staff_client.get("/learners/learners.csv")
+    body = b"".join(response.streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body[1:])))
+
+    assert [row["username"] for row in rows] == ["kept"]
+    assert rows[0]["dob"] == "2010-05-17"
+    assert rows[0]["registered_at"] == "2026-09-01T11:00:00+00:00"
+    assert rows[0]["latest_assessment_state"] == "completed"
+    assert rows[0]["latest_risk_level"] == "HIGH"
+    assert "u-kept" not in body and "upstream" not in body and "erased-" not in body
+
+
+@pytest.mark.parametrize("trigger", ["=", "+", "-", "@"])
+def test_cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised(staff_client, trigger):
+    learner = cohort_learner(name="formula")
+    Learner.objects.filter(pk=learner.pk).update(
+        first_name=f'{trigger}HYPERLINK("http://evil")', last_name=f"{trigger}1+1"
+    )
+    completed(learner, "2026-09-10", risk=f"{trigger}cmd|' /C calc'!A0",
+              areas={f"{trigger}SUM(A1)": "yes"})  # fmt: skip
+
+    learners = rows_of(staff_client.get("/learners/learners.csv"))
+    results = rows_of(staff_client.get("/learners/results.csv"))
+
+    assert learners[0]["first_name"] == f'\'{trigger}HYPERLINK("http://evil")'
+    assert learners[0]["last_name"] == f"'{trigger}1+1"
+    assert learners[0]["latest_risk_level"].startswith(f"'{trigger}")
+    assert results[0]["first_name"].startswith(f"'{trigger}")
+    assert results[0]["risk_level"] == f"'{trigger}cmd|' /C calc'!A0"
+    assert results[0]["focus_areas_needing_help"] == f"'{trigger}SUM(A1)"
+
+
+def test_the_results_export_honours_the_dashboards_level_and_dates(staff_client):
+    primary = cohort_learner(name="prim", level=Level.PRIMARY)
+    secondary = cohort_learner(name="sec", level=Level.SECONDARY)
+    completed(primary, "2026-08-31", score="10")
+    completed(primary, "2026-09-01", score="20")
+    completed(primary, "2026-09-30", score="30")
+    completed(primary, "2026-10-01", score="40")
+    completed(secondary, "2026-09-15", score="50")
+    AssessmentAttempt.objects.create(learner=primary, assessment_id=999, state=State.IN_PROGRESS)
+
+    response = staff_client.get(
+        "/learners/results.csv",
+        {"level": Level.PRIMARY, "from": "2026-09-01", "to": "2026-09-30"},
+    )
+
+    rows = rows_of(response)
+    assert [row["loa_score"] for row in rows] == ["20.0000", "30.0000"]
+    assert rows[0]["completed_at"] == "2026-09-01T11:00:00+00:00"
+    assert rows[0]["username"] == "prim"
+    assert rows[0]["level"] == "Primary"
+    assert rows[0]["focus_areas_needing_help"] == "Time management"
+    assert rows[0]["assessment_title"] == "Study skills"
+    assert rows[0]["personal_data_erased"] == "no"
+
+
+def test_the_results_of_an_erased_learner_are_exported_without_anything_naming_them(
+    staff_client, staff
+):
+    learner = cohort_learner(name="named.person")
+    completed(learner, "2026-09-10", areas={"Sleep": "yes", "Focus": "no", "Mood": "Yes"})
+    learner_erase(learner=learner, erased_by=staff)
+
+    body = b"".join(staff_client.get("/learners/results.csv").streaming_content).decode()
+    row = next(csv.DictReader(io.StringIO(body[1:])))
+
+    assert (row["username"], row["first_name"], row["last_name"]) == ("", "", "")
+    assert row["personal_data_erased"] == "yes"
+    assert row["focus_areas_needing_help"] == "Sleep; Mood"
+    assert "named" not in body and "erased-" not in body
+
+
+def test_every_export_is_audited_with_its_filters(staff_client, staff):
+    staff_client.get("/learners/learners.csv", {"q": "amira", "level": Level.PRIMARY})
+    staff_client.get("/learners/results.csv", {"level": Level.PRIMARY, "from": "2026-09-01"})
+
+    learners_event, results_event = AuditEvent.objects.order_by("id")
+    assert learners_event.action == AuditEvent.Action.LEARNERS_EXPORTED
+    assert learners_event.detail == {"q": "amira", "level": Level.PRIMARY}
+    assert learners_event.actor == staff
+    assert results_event.action == AuditEvent.Action.RESULTS_EXPORTED
+    assert results_event.detail == {"level": Level.PRIMARY, "from": "2026-09-01", "to": ""}
+
+
+def test_bad_filters_export_nothing_and_say_why(staff_client):
+    response = staff_client.get(
+        "/learners/results.csv", {"from": "2026-09-30", "to": "2026-09-01"}, follow=True
+    )
+    html = response.content.decode()
+
+    assert response.redirect_chain[0][0].startswith("/dashboard/?from=2026-09-30")
+    assert "Nothing was exported: correct the filters first." in html
+    assert "The To date must be the same as the From date or later." in html
+    response = staff_client.get("/learners/learners.csv", {"level": "LEVEL9"}, follow=True)
+    assert response.redirect_chain[0][0].startswith("/learners/?level=LEVEL9")
+    assert "Nothing was exported" in response.content.decode()
+    assert not AuditEvent.objects.exists()
+
+
+def test_exports_are_for_staff_only_and_only_by_get(client, learner, staff):
+    for url in ("/learners/learners.csv", "/learners/results.csv"):
+        assert client.get(url).url.startswith("/accounts/login/?next=")
+    client.force_login(learner.user)
+    for url in ("/learners/learners.csv", "/learners/results.csv"):
+        assert client.get(url).status_code == 404
+    client.force_login(staff)
+    for url in ("/learners/learners.csv", "/learners/results.csv"):
+        assert client.post(url).status_code == 405
+
+
+def test_the_learner_list_links_to_the_export_with_its_current_filters(staff_client):
+    cohort_learner(name="amira", level=Level.SECONDARY)
+
+    html = staff_client.get(
+        "/learners/", {"q": "amira", "level": Level.SECONDARY, "page": "1"}
+    ).content.decode()
+
+    assert 'href="/learners/learners.csv?q=amira&amp;level=LOA_PARTNER_LEVEL2"' in html
+
+
+def _results(count: int, *, prefix: str) -> None:
+    """Create `count` completed attempts with results and two focus areas, in bulk."""
+    users = User.objects.bulk_create(User(username=f"{prefix}{i}") for i in range(count // 10))
+    learners = Learner.objects.bulk_create(
+        Learner(
+            user=user,
+            username=user.username,
+            first_name="Bulk",
+            last_name=f"=Row{i}",
+            level=Level.SECONDARY,
+            status=Learner.Status.ACTIVE,
+        )
+        for i, user in enumerate(users)
+    )
+    now = timezone.now()
+    attempts = AssessmentAttempt.objects.bulk_create(
+        AssessmentAttempt(
+            learner=learners[i // 10],
+            assessment_id=i,
+            state=State.COMPLETED,
+            title="Study skills",
+            submitted_at=now,
+            completed_at=now,
+        )
+        for i in range(count)
+    )
+    results = AssessmentResult.objects.bulk_create(
+        AssessmentResult(attempt=a, loa_score=Decimal("55.5"), risk_level="MODERATE")
+        for a in attempts
+    )
+    FocusArea.objects.bulk_create(
+        FocusArea(result=r, name=name, needs_help=value, questions_count=3, position=p)
+        for r in results
+        for p, (name, value) in enumerate((("Time management", "yes"), ("Sleep", "no")))
+    )
+
+
+@pytest.mark.parametrize("url", ["/learners/results.csv", "/learners/learners.csv"])
+def test_an_export_runs_the_same_queries_for_10_and_100_rows(
+    staff_client, django_assert_num_queries, url
+):
+    # Four for a staff request that records an audit event (session, user, staff group, the
+    # event), then one for the rows and, for results, one for a chunk's focus areas: the
+    # same for 10 rows or 2,000.
+    expected = 5 + (url == "/learners/results.csv")
+    for prefix, added, size in (("small", 10, 10), ("big", 90, 100)):
+        _results(added, prefix=prefix)
+        rows_of(staff_client.get(url))  # the session's activity time is saved now, not below
+        with django_assert_num_queries(expected):
+            rows = rows_of(staff_client.get(url))
+        assert len(rows) == (size if "results" in url else size // 10)
+
+
+def test_a_large_results_export_streams_in_flat_memory(staff_client, monkeypatch):
+    # Smaller chunks than in production, so that holding the file whole would stand out.
+    monkeypatch.setattr("learners.exports.CHUNK_SIZE", 500)
+    _results(20_000, prefix="m")
+    response = staff_client.get("/learners/results.csv")
+    assert isinstance(response, StreamingHttpResponse)
+
+    started = time.monotonic()
+    tracemalloc.start()
+    baseline = tracemalloc.get_traced_memory()[0]
+    lines = 0
+    size = 0
+    for part in response.streaming_content:
+        lines += part.count(b"\n")
+        size += len(part)
+    peak = tracemalloc.get_traced_memory()[1] - baseline
+    tracemalloc.stop()
+
+    assert lines == 20_001
+    # What is held at once is one chunk of rows (about 1.4 MB here), not the file.
+    assert size > 3_000_000
+    assert peak < size / 2, f"peak growth {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
+    assert time.monotonic() - started < 15

@@ -1,0 +1,248 @@
+"""The learner's question and results pages: rendered once, cheap to serve, same markup."""
+
+from decimal import Decimal
+
+import pytest
+from django.urls import Resolver404, resolve
+from django.utils import timezone
+
+from assessments import page_markup
+from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+
+State = AssessmentAttempt.State
+
+
+def question(qid: str, group: str, text: str, order: int, copies=("Never", "Often")) -> dict:
+    return {
+        "id": qid,
+        "text": text,
+        "group": group,
+        "display_order": order,
+        "answers": [
+            {"id": f"{qid}-a{n}", "copy": copy, "icon": "often", "display_order": n}
+            for n, copy in enumerate(copies, start=1)
+        ],
+    }
+
+
+CONTENT = {
+    "questions": [
+        question("q-sleep", "Sleep", "I sleep well", 1),
+        question("q-wake", "Sleep", "I wake up rested", 2),
+        question("q-notes", "Study", "I keep notes", 3),
+    ]
+}
+
+
+def make_attempt(learner, *, assessment_id=41, state=State.IN_PROGRESS, content=CONTENT):
+    return AssessmentAttempt.objects.create(
+        learner=learner,
+        assessment_id=assessment_id,
+        title="Study skills check",
+        content=content,
+        session="700",
+        state=state,
+        state_changed_at=timezone.now(),
+    )
+
+
+def page_url(attempt, number=1) -> str:
+    return f"/me/assessments/{attempt.assessment_id}/page/{number}/"
+
+
+@pytest.fixture
+def attempt(learner):
+    return make_attempt(learner)
+
+
+@pytest.fixture
+def signed_in(learner_client, attempt):
+    """The learner's client after one page view (the session's activity time is saved)."""
+    learner_client.get(page_url(attempt))
+    return learner_client
+
+
+def test_every_answer_is_a_labelled_radio_in_a_fieldset_per_question(signed_in, attempt):
+    html = signed_in.get(page_url(attempt)).content.decode()
+
+    assert "<h1>Sleep</h1>" in html and "Step 1 of 2" in html
+    assert html.count("<fieldset") == 2 and "<legend>I sleep well</legend>" in html
+    assert 'name="q1" id="id_q1_1" value="q-sleep-a1">' in html
+    assert '<label for="id_q1_1"><span class="answer-icon" aria-hidden="true">' in html
+    assert html.count('type="radio"') == html.count("<label for=") == 4
+    assert "I keep notes" not in html  # page 2
+
+
+def test_the_saved_answers_are_checked_and_nothing_else(signed_in, attempt):
+    AttemptAnswer.objects.create(attempt=attempt, question_id="q-wake", answer_id="q-wake-a2")
+
+    html = signed_in.get(page_url(attempt)).content.decode()
+
+    assert 'value="q-wake-a2" checked>' in html
+    assert html.count(" checked") == 1
+
+
+def test_the_question_markup_is_rendered_once_for_every_page_of_an_attempt(
+    signed_in, attempt, monkeypatch
+):
+    renders = []
+    real = page_markup._render_questions_markup
+    monkeypatch.setattr(
+        page_markup, "_render_questions_markup", lambda page: renders.append(page) or real(page)
+    )
+    page_markup.cache.clear()
+
+    for number in (1, 2, 1, 2):
+        assert signed_in.get(page_url(attempt, number)).status_code == 200
+
+    assert [page.number for page in renders] == [1, 2]
+
+
+def test_a_question_page_runs_a_fixed_number_of_queries(
+    signed_in, attempt, django_assert_num_queries
+):
+    AttemptAnswer.objects.create(attempt=attempt, question_id="q-sleep", answer_id="q-sleep-a1")
+    signed_in.get(page_url(attempt, 2))  # page 2's markup is cached like page 1's
+
+    # The base page's: session, user with learner, upstream health (3; the health is cached
+    # for two seconds outside tests); the page's own: the attempt with its saved answers (1).
+    # No staff check for a learner and no session write on a page view.
+    with django_assert_num_queries(4):
+        response = signed_in.get(page_url(attempt, 2))
+    assert response.status_code == 200
+
+
+def test_a_page_view_does_not_save_the_session_again_within_a_minute(signed_in, attempt):
+    response = signed_in.get(page_url(attempt))
+
+    assert "sessionid" not in response.cookies
+    assert signed_in.session[LAST_ACTIVITY_SESSION_KEY] == pytest.approx(
+        timezone.now().timestamp(), abs=5
+    )
+
+
+def test_fetched_again_content_shows_the_new_questions(signed_in, attempt):
+    signed_in.get(page_url(attempt))
+    content = {"questions": [question("q-new", "Focus", "A brand new question", 1)]}
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(
+        content=content, session="701", state_changed_at=timezone.now()
+    )
+
+    html = signed_in.get(page_url(attempt)).content.decode()
+
+    assert "A brand new question" in html and "I sleep well" not in html
+
+
+def test_upstream_text_is_escaped_and_cannot_check_a_radio(learner_client, learner):
+    hostile = question(
+        "q-x", "<b>Group</b>", 'Tricky <script>alert(1)</script> " checked x="', 1,
+        copies=('" checked autofocus x="', "<img src=x onerror=alert(1)>"),
+    )  # fmt: skip
+    attempt = make_attempt(learner, content={"questions": [hostile]})
+
+    html = learner_client.get(page_url(attempt)).content.decode()
+
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<h1>&lt;b&gt;Group&lt;/b&gt;</h1>" in html
+    assert " checked" not in html.replace("&quot; checked", "")
+
+
+def test_an_incomplete_page_shows_the_errors_and_keeps_the_choice(signed_in, attempt):
+    response = signed_in.post(page_url(attempt), {"q1": "q-sleep-a2", "continue": ""})
+
+    html = response.content.decode()
+    assert response.status_code == 200 and "<title>Error: Sleep" in html
+    assert "The answers you chose on this page are saved." in html
+    assert '<a href="#id_q2_1">Choose an answer to this question.' in html
+    assert '<fieldset aria-describedby="id_q2_error">' in html
+    assert 'value="q-sleep-a2" checked>' in html and html.count(" checked") == 1
+
+
+def test_a_complete_page_saves_and_goes_on(signed_in, attempt):
+    response = signed_in.post(
+        page_url(attempt), {"q1": "q-sleep-a1", "q2": "q-wake-a2", "continue": ""}
+    )
+
+    assert response.url == page_url(attempt, 2)
+    html = signed_in.get(page_url(attempt)).content.decode()
+    assert 'value="q-sleep-a1" checked>' in html and 'value="q-wake-a2" checked>' in html
+
+
+def test_a_page_out_of_range_is_not_found_and_a_sent_attempt_goes_to_its_state(signed_in, attempt):
+    assert signed_in.get(page_url(attempt, 3)).status_code == 404
+    assert signed_in.get("/me/assessments/999/page/1/").status_code == 404
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=State.SUBMITTED)
+    response = signed_in.get(page_url(attempt))
+    assert (
+        response.status_code == 302 and response.url == f"/me/assessments/{attempt.assessment_id}/"
+    )
+
+
+def test_another_learners_attempt_is_not_found(client, other_learner, attempt):
+    client.force_login(other_learner.user)
+
+    assert client.get(page_url(attempt)).status_code == 404
+
+
+def make_result(attempt) -> AssessmentResult:
+    result = AssessmentResult.objects.create(
+        attempt=attempt,
+        loa_score=Decimal("61.50"),
+        risk_level="Medium",
+        trait_title="The <planner>",
+        trait_copy="You like lists.",
+        trait_tips_html="<ol><li>Sleep more</li></ol>",
+    )
+    FocusArea.objects.create(result=result, name="SLEEP", needs_help="yes", questions_count=2)
+    FocusArea.objects.create(result=result, name="FOCUS", needs_help="no", questions_count=3)
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=State.COMPLETED)
+    return result
+
+
+def section(response) -> str:
+    html = response.content.decode()
+    return html[html.index('<section class="results"') : html.index("</section>")]
+
+
+def test_the_results_page_shows_the_stored_results(learner_client, learner):
+    attempt = make_attempt(learner, assessment_id=42, state=State.SUBMITTED)
+    make_result(attempt)
+
+    html = learner_client.get("/me/assessments/42/results/").content.decode()
+
+    assert '<h2 id="results-heading">The &lt;planner&gt;</h2>' in html
+    assert '<dd class="score">61.5</dd>' in html and "<dd>Medium</dd>" in html
+    assert "<ol><li>Sleep more</li></ol>" in html
+    assert '<tr class="needs-help">' in html and '<th scope="row">FOCUS</th>' in html
+
+
+def test_the_results_page_runs_a_fixed_number_of_queries_once_rendered(
+    learner_client, learner, django_assert_num_queries
+):
+    attempt = make_attempt(learner, assessment_id=42, state=State.SUBMITTED)
+    make_result(attempt)
+    first = section(learner_client.get("/me/assessments/42/results/"))
+
+    # The base page's three, then the attempt with its result; the focus areas come with the
+    # rendered section from the cache.
+    with django_assert_num_queries(4):
+        again = section(learner_client.get("/me/assessments/42/results/"))
+    assert again == first and "SLEEP" in again
+
+
+def test_answers_waiting_to_be_sent_show_their_state_not_results(learner_client, learner):
+    attempt = make_attempt(learner, assessment_id=43, state=State.SUBMIT_PENDING)
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(last_error="The service was busy.")
+
+    html = learner_client.get("/me/assessments/43/results/").content.decode()
+
+    assert "Your answers are saved and will be sent" in html and "The service was busy." in html
+    assert 'action="/me/assessments/43/resend/"' in html and "Focus areas" not in html
+
+
+def test_the_bare_view_exists_only_in_the_benchmark_urls():
+    with pytest.raises(Resolver404):
+        resolve("/bench/bare/")
+    assert resolve("/bench/bare/", urlconf="bench.urls").url_name == "bench_bare"

@@ -1,0 +1,169 @@
+"""The living demo: `manage.py seed_demo` fills an empty portal through the sandbox."""
+
+import io
+import logging
+from datetime import date, timedelta
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from assessments.models import AssessmentAttempt
+from followups.models import FollowUp, FollowUpNote
+from learners.models import Learner, Level
+from portal.access import STAFF_GROUP
+from portal.management.commands import demo_staff
+from portal.partner_api import get_client
+from tests.conftest import make_learner
+
+State = AssessmentAttempt.State
+
+COHORT = 16
+
+
+@pytest.fixture
+def demo_staff_user(db) -> User:
+    """The account `manage.py demo_staff` creates before `make run` seeds the demo."""
+    user = User.objects.create_user(demo_staff.DEMO_USERNAME, password="not-used-here")
+    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    return user
+
+
+def seed(**options) -> str:
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out, stderr=io.StringIO(), **options)
+    return out.getvalue()
+
+
+@pytest.fixture
+def seeded(upstream, demo_staff_user, caplog):
+    """A demo cohort of COHORT learners, seeded once, with its output and the logs."""
+    caplog.set_level(logging.DEBUG)
+    output = seed(learners=COHORT, wait=5)
+    return output
+
+
+def test_it_registers_the_cohort_upstream_across_the_three_levels(seeded, upstream):
+    learners = Learner.objects.all()
+
+    assert learners.count() == COHORT
+    assert all(learner.status == Learner.Status.ACTIVE for learner in learners)
+    assert len(upstream.state.learners) == COHORT
+    for level in Level:
+        assert learners.filter(level=level).count() >= COHORT // 3
+    assert f"{COHORT} learners" in seeded
+
+
+def test_most_learners_completed_an_assessment_some_are_in_progress_some_twice(seeded):
+    attempts = AssessmentAttempt.objects.all()
+    completed = attempts.filter(state=State.COMPLETED, result__isnull=False)
+
+    with_completed = Learner.objects.filter(attempts__in=completed).distinct().count()
+    assert with_completed > COHORT // 2
+    assert attempts.filter(state=State.IN_PROGRESS, answers__isnull=False).exists()
+    assert any(learner.attempts.filter(state=State.COMPLETED).count() == 2
+               for learner in Learner.objects.all())  # fmt: skip
+    risk_levels = {attempt.result.risk_level for attempt in completed.select_related("result")}
+    assert len(risk_levels) >= 2
+
+
+def test_the_dates_are_spread_over_the_last_two_months(seeded):
+    now = timezone.now()
+    registered = sorted(Learner.objects.values_list("registered_at", flat=True))
+    completed = AssessmentAttempt.objects.filter(state=State.COMPLETED).values_list(
+        "completed_at", flat=True
+    )
+
+    assert registered[0] < now - timedelta(days=30)
+    assert registered[-1] > now - timedelta(days=30)
+    assert registered[0] > now - timedelta(days=61)
+    assert all(learner_time < now for learner_time in registered)
+    assert min(completed) < now - timedelta(days=20) and max(completed) <= now
+
+
+def test_the_follow_up_queue_has_items_some_assigned_to_the_demo_staff_with_notes(
+    seeded, demo_staff_user
+):
+    flagged = [
+        attempt
+        for attempt in AssessmentAttempt.objects.filter(state=State.COMPLETED)
+        if attempt.result.areas_needing_help
+    ]
+    items = FollowUp.objects.all()
+
+    assert flagged and items.count() == len(flagged)
+    assert items.filter(assignee=demo_staff_user).exists()
+    assert items.filter(assignee__isnull=True).exists()
+    assert FollowUpNote.objects.exists()
+    assert items.exclude(status=FollowUp.Status.NEW).exists()
+    assert any(item.is_overdue for item in items)
+    assert all(
+        item.created_at == item.attempt.completed_at for item in items.select_related("attempt")
+    )
+
+
+def test_the_demo_password_is_printed_once_and_never_logged(seeded, caplog):
+    password = seeded.split("password: ")[1].split()[0]
+
+    assert seeded.count(password) == 1
+    assert "demo only" in seeded
+    records = caplog.get_records("setup")  # the cohort is seeded by the fixture
+    assert records and not any(password in record.getMessage() for record in records)
+    learner = Learner.objects.filter(attempts__state=State.COMPLETED).first()
+    assert learner.user.check_password(password)
+
+
+def test_a_second_run_adds_nothing_and_says_so(seeded, upstream):
+    counts = (Learner.objects.count(), AssessmentAttempt.objects.count(), FollowUp.objects.count())
+    calls = upstream.state.count()
+
+    output = seed(learners=COHORT, wait=5)
+
+    assert "learners already exist, so nothing was seeded" in output
+    assert counts == (
+        Learner.objects.count(),
+        AssessmentAttempt.objects.count(),
+        FollowUp.objects.count(),
+    )
+    assert upstream.state.count() == calls
+
+
+def test_it_seeds_nothing_into_a_portal_that_already_has_learners(upstream, demo_staff_user):
+    make_learner("lee.learner", "u-lee")
+
+    output = seed(learners=3, wait=1)
+
+    assert "nothing was seeded" in output
+    assert Learner.objects.count() == 1 and upstream.state.count() == 0
+
+
+def test_it_gives_up_clearly_when_the_sandbox_does_not_answer(db, settings, demo_staff_user):
+    settings.PARTNER_API_BASE_URL = "http://127.0.0.1:9/plapi/v1/partners"  # nothing listens
+
+    with pytest.raises(CommandError, match="did not answer within 0.5 seconds"):
+        seed(learners=3, wait=0.5)
+
+    assert not Learner.objects.exists()
+
+
+def test_it_creates_the_demo_staff_account_when_missing(db, upstream, tmp_path, monkeypatch):
+    monkeypatch.setattr(demo_staff, "PASSWORD_FILE", tmp_path / "password")
+
+    output = seed(learners=1, wait=5)
+
+    staff = User.objects.get(username=demo_staff.DEMO_USERNAME)
+    assert staff.groups.filter(name=STAFF_GROUP).exists()
+    assert Learner.objects.get().registered_by == staff
+    assert "Demo staff account" in output
+
+
+def test_names_the_sandbox_already_holds_get_another_username(upstream, demo_staff_user):
+    # A fresh portal beside a sandbox that kept its state (.sandbox-state.json).
+    get_client().create_learner(
+        username="amira.khan", password="Some-password-1", dob=date(2009, 1, 1)
+    )
+
+    seed(learners=1, wait=5)
+
+    assert Learner.objects.get().username == "amira.khan2"
