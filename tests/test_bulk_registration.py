@@ -2,9 +2,6 @@
 
 import csv
 import io
-import os
-import subprocess
-import sys
 import threading
 import time
 import tracemalloc
@@ -24,6 +21,7 @@ from learners.import_secrets import password_decrypt, password_encrypt
 from learners.imports import import_job_create_from_csv
 from learners.models import ImportJob, ImportRow, Learner
 from portal.partner_api import get_client
+from tests.workers import run_db_worker
 
 HEADER = "username,password,dob,email,first_name,last_name,level"
 GOOD_PASSWORD = "plum-kettle-river-42"
@@ -541,14 +539,6 @@ def test_passwords_waiting_to_be_sent_are_encrypted(staff_client):
 # A real worker ---------------------------------------------------------------------------------
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{Path(db['NAME']).resolve()}"
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     settings.TASKS = {
@@ -566,27 +556,7 @@ def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     job.refresh_from_db()
     assert job.state == ImportJob.State.RUNNING and creations(upstream) == 0  # queued only
 
-    worker = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "db_worker",
-            "--batch",
-            "--no-startup-delay",
-            "--queue-name",
-            "imports",
-        ],
-        cwd=settings.BASE_DIR,
-        env={
-            **os.environ,
-            "DATABASE_URL": _database_url(),
-            "PARTNER_API_BASE_URL": upstream.base_url,
-            "PARTNER_API_KEY": settings.PARTNER_API_KEY,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    worker = run_db_worker(upstream.base_url, queue="imports", timeout=120)
 
     assert worker.returncode == 0, worker.stderr[-2000:]
     job.refresh_from_db()

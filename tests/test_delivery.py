@@ -1,16 +1,12 @@
 """Durable submission: exactly once, through faults, restarts and concurrent clicks."""
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
@@ -19,6 +15,7 @@ from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt
 from assessments.services import AttemptClosed
 from tests.journeys import attempt_url, ready_to_send, register_pupil
+from tests.workers import run_db_worker
 
 State = AssessmentAttempt.State
 
@@ -231,15 +228,6 @@ def test_two_workers_deliver_a_pending_submission_once(staff, upstream):
     assert AssessmentAttempt.objects.get(pk=attempt.pk).state == State.COMPLETED
 
 
-def _database_url() -> str:
-    """Return a DATABASE_URL for the test database, for a second process."""
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{Path(db['NAME']).resolve()}"
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_delivers_a_pending_submission(staff, upstream, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -252,19 +240,7 @@ def test_a_real_worker_delivers_a_pending_submission(staff, upstream, settings):
     assert attempt.state == State.SUBMIT_PENDING
     time.sleep(1.2)  # the queued delivery becomes due
 
-    worker = subprocess.run(
-        [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay"],
-        cwd=settings.BASE_DIR,
-        env={
-            **os.environ,
-            "DATABASE_URL": _database_url(),
-            "PARTNER_API_BASE_URL": upstream.base_url,
-            "PARTNER_API_KEY": settings.PARTNER_API_KEY,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    worker = run_db_worker(upstream.base_url)
 
     assert worker.returncode == 0, worker.stderr[-2000:]
     attempt.refresh_from_db()

@@ -1,13 +1,10 @@
 """Resume bulk registrations whose worker died, and delete what imports must not keep."""
 
-import time
-
-from django.core.management.base import BaseCommand
-
 from learners.imports import import_jobs_sweep
+from portal.management.sweep import SweepCommand
 
 
-class Command(BaseCommand):
+class Command(SweepCommand):
     help = (
         "Resume import jobs whose worker has been silent for IMPORT_STALLED_AFTER seconds "
         "(rows that may have been sent are never resent), wipe generated passwords an hour "
@@ -15,24 +12,12 @@ class Command(BaseCommand):
         "delete jobs older than IMPORT_KEEP_DAYS. Run it from cron every minute, or with --every."
     )
 
-    def add_arguments(self, parser) -> None:
-        parser.add_argument(
-            "--every", type=int, default=0, metavar="SECONDS",
-            help="Keep running, sweeping every SECONDS (0: sweep once and exit).",
-        )  # fmt: skip
-
-    def handle(self, *args, every: int, **options) -> None:
-        while True:
-            counts = import_jobs_sweep()
-            if any(counts.values()) or not every:
-                self.stdout.write(
-                    f"Imports: {counts['resumed']} resumed, {counts['expired']} sets of "
-                    f"passwords wiped, {counts['discarded']} previews discarded, "
-                    f"{counts['deleted']} old jobs deleted."
-                )
-            if not every:
-                return
-            try:
-                time.sleep(every)
-            except KeyboardInterrupt:
-                return
+    def sweep(self) -> str | None:
+        counts = import_jobs_sweep()
+        if not any(counts.values()):
+            return None
+        return (
+            f"Imports: {counts['resumed']} resumed, {counts['expired']} sets of "
+            f"passwords wiped, {counts['discarded']} previews discarded, "
+            f"{counts['deleted']} old jobs deleted."
+        )
