@@ -67,7 +67,7 @@ class CohortFilterForm(forms.Form):
         if self.cohort_filters() == CohortFilters():
             return "all learners at every date"
         level, start, end = (self.cleaned_data[name] for name in ("level", "from", "to"))
-        words = [Level(level).label if level else "All levels"]
+        words = [Level(level).label if level else "all levels"]
         if start:
             words.append(f"from {start.day} {start:%B %Y}")
         if end:

@@ -12,7 +12,9 @@ from learners.models import Level
 from learners.selectors import username_taken
 from portal.forms import ClearRequiredMessages
 
-OLDEST_AGE_YEARS = 120
+# Learners range from primary pupils to adults: an age outside these is a typing mistake.
+YOUNGEST_AGE_YEARS = 4
+OLDEST_AGE_YEARS = 100
 
 
 class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
@@ -55,8 +57,17 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         today = date.today()
         if dob >= today:
             raise ValidationError("Date of birth must be in the past.")
-        if today.year - dob.year > OLDEST_AGE_YEARS:
-            raise ValidationError(f"Date of birth is more than {OLDEST_AGE_YEARS} years ago.")
+        age = today.year - dob.year - ((today.month, today.day) < (dob.month, dob.day))
+        if age < YOUNGEST_AGE_YEARS:
+            raise ValidationError(
+                f"With this date of birth the learner would be under {YOUNGEST_AGE_YEARS} "
+                "years old. Check the year."
+            )
+        if age > OLDEST_AGE_YEARS:
+            raise ValidationError(
+                f"With this date of birth the learner would be over {OLDEST_AGE_YEARS} "
+                "years old. Check the year."
+            )
         return dob
 
     def clean(self) -> dict:

@@ -22,7 +22,16 @@ from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 # The columns are the spec's field names; the template offers them in this order.
 COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level")
 REQUIRED_COLUMNS = ("username", "dob")
-TEMPLATE_EXAMPLE = ("amira.khan", "", "2009-03-27", "", "Amira", "Khan", Level.SECONDARY.value)
+# A name no demo learner has, so the template uploaded as it is checks cleanly.
+TEMPLATE_EXAMPLE = (
+    "example.pupil",
+    "",
+    "2009-03-27",
+    "",
+    "Example",
+    "Pupil",
+    Level.SECONDARY.value,
+)
 LEVEL_CODES = ", ".join(code for code, _ in Level.choices[:-1]) + f" or {Level.choices[-1][0]}"
 EMAIL_MAX_LENGTH = 254
 # Cells are cut to this for the preview and the result file of a row that is skipped anyway.

@@ -55,9 +55,16 @@ PREPARE_BATCH = 100
 HASHING_NICENESS = 10
 USERNAME_TAKEN_STATUS = 409
 
+# The service may have carried out a registration it never confirmed: resending could then
+# register the learner twice, so such a row is reported and left to staff.
+MAYBE_REGISTERED = (
+    "The service may have registered this learner without confirming it. Include the row in "
+    "a new file; if its username is then reported as taken, the service kept it, so choose "
+    "another username."
+)
 OUTCOME_UNKNOWN = (
-    "Outcome unknown: the service may have registered it; check before trying again. "
-    "(The portal stopped while this row was being sent, so it was not sent again.)"
+    "Outcome unknown: the portal stopped while this row was being sent, so it was not sent "
+    f"again. {MAYBE_REGISTERED}"
 )
 TAKEN_LOCALLY = (
     "Not sent: the username was registered in the portal after the file was checked. "
@@ -76,8 +83,7 @@ UNREADABLE_PASSWORD = (
     "key changed since the file was checked). Include the row in a new file."
 )
 UNEXPECTED = (
-    "Outcome unknown: the portal failed unexpectedly while sending this row; the service "
-    "may have registered it. Check before trying again."
+    f"Outcome unknown: the portal failed unexpectedly while sending this row. {MAYBE_REGISTERED}"
 )
 
 
@@ -105,17 +111,18 @@ def import_row_register(
 ) -> bool:
     """Claim a prepared row, register it upstream and record it; return whether it worked.
 
-    `call_slot` (a semaphore) is held only around the upstream call: the calls in flight stay
-    within the limit while other threads claim rows and write outcomes. A row claimed and
-    still waiting for a slot when the process dies is reported as of unknown outcome, like
-    one being sent: a row in "sending" is never sent again.
+    `call_slot` (a semaphore) is held around the claim and the upstream call: the calls in
+    flight stay within the limit while other threads write outcomes. A row in "sending" when
+    the process dies is reported as of unknown outcome and never sent again.
     """
-    claimed = ImportRow.objects.filter(
-        pk=row.pk, state=ImportRow.State.QUEUED, learner=row.learner
-    ).update(state=ImportRow.State.SENDING, claimed_at=timezone.now())
-    if not claimed:
-        return False  # another run has it, it is done, or its local account went away
+    # The slot comes first: a row is claimed only when its call can start, so a run that
+    # dies leaves in "sending" only rows that may really have been sent.
     with call_slot or contextlib.nullcontext():
+        claimed = ImportRow.objects.filter(
+            pk=row.pk, state=ImportRow.State.QUEUED, learner=row.learner
+        ).update(state=ImportRow.State.SENDING, claimed_at=timezone.now())
+        if not claimed:
+            return False  # another run has it, it is done, or its local account went away
         try:
             created = _create_upstream(row, client)
         except InvalidToken:
@@ -178,10 +185,9 @@ def row_failure_reason(error: PartnerApiError) -> str:
         isinstance(error, PartnerApiUnavailable) and error.reached_upstream
     )
     if maybe_created:
-        return (
-            "Outcome unknown: the service may have registered it; check before trying "
-            f"again. {message}"
-        )
+        # Only what went wrong: "try again in a few minutes" would invite a second registration.
+        cause = message.split(". ")[0].rstrip(".")
+        return f"Outcome unknown: {cause[0].lower()}{cause[1:]}. {MAYBE_REGISTERED}"
     return f"Not registered: nothing was sent for this row. {message} Include it in a new file."
 
 

@@ -252,6 +252,8 @@ class ImportProgress:
     remaining: int
     signin_ready: int
     invalid: int
+    # Registered rows whose password the portal generated (what the download holds).
+    passwords_made: int
     seconds_left: int | None
 
     @property
@@ -282,7 +284,14 @@ class ImportProgress:
 
     @property
     def summary(self) -> str:
-        text = f"Done {self.registered}, failed {self.failed}, remaining {self.remaining}"
+        if not self.finished and not self.remaining and self.signin_ready < self.registered:
+            # Every row is sent; local password hashing (slow on purpose) finishes the job.
+            text = (
+                f"All rows sent: registered {self.registered}, failed {self.failed}. "
+                f"Setting up sign-in: {self.signin_ready} of {self.registered} accounts ready"
+            )
+        else:
+            text = f"Done {self.registered}, failed {self.failed}, remaining {self.remaining}"
         return f"{text}, {self.time_left}." if self.time_left else f"{text}."
 
     def as_json(self) -> dict:
@@ -311,6 +320,9 @@ def import_progress(job: ImportJob) -> ImportProgress:
         ),
         ready=Count("pk", filter=Q(signin_ready_at__isnull=False)),
         invalid=Count("pk", filter=Q(state=ImportRow.State.INVALID)),
+        passwords_made=Count(
+            "pk", filter=Q(state=ImportRow.State.REGISTERED, password_generated=True)
+        ),
     )
     seconds_left = None
     if job.state == ImportJob.State.RUNNING and job.started_at:
@@ -334,6 +346,7 @@ def import_progress(job: ImportJob) -> ImportProgress:
         remaining=counts["remaining"],
         signin_ready=counts["ready"],
         invalid=counts["invalid"],
+        passwords_made=counts["passwords_made"],
         seconds_left=seconds_left,
     )
 

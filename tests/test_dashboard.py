@@ -168,7 +168,7 @@ def test_the_date_range_applies_to_the_date_of_each_figures_own_event(staff_clie
         "Learners with an assessment in progress": "1",
         "Assessments waiting to be delivered": "1",
     }
-    assert "Showing All levels, from 1 September 2026, to 30 September 2026." in (
+    assert "Showing all levels, from 1 September 2026, to 30 September 2026." in (
         response.content.decode()
     )
 

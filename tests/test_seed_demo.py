@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt
+from dashboard.models import CohortResult
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from portal.access import STAFF_GROUP
@@ -80,6 +81,18 @@ def test_the_dates_are_spread_over_the_last_two_months(seeded):
     assert registered[0] > now - timedelta(days=61)
     assert all(learner_time < now for learner_time in registered)
     assert min(completed) < now - timedelta(days=20) and max(completed) <= now
+
+
+def test_the_dashboard_counts_each_result_on_the_day_the_demo_dates_it(seeded):
+    completed = AssessmentAttempt.objects.filter(state=State.COMPLETED)
+
+    # The dashboard's figures come from its read model: the same results, at the same dates.
+    assert sorted(CohortResult.objects.values_list("completed_at", flat=True)) == sorted(
+        completed.values_list("completed_at", flat=True)
+    )
+    assert min(CohortResult.objects.values_list("completed_at", flat=True)) < (
+        timezone.now() - timedelta(days=20)
+    )
 
 
 def test_the_follow_up_queue_has_items_some_assigned_to_the_demo_staff_with_notes(
