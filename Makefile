@@ -24,15 +24,16 @@ install: $(INSTALLED)
 # the sweep that re-queues stuck deliveries and the one that resumes stalled bulk
 # registrations (and wipes expired passwords), every minute. Into an empty database, seed_demo
 # first registers a demo cohort through the sandbox (it waits for the sandbox to answer).
-# Ctrl-C stops them all; if one stops by itself, the others are stopped too. Job control
-# (set -m) gives each its own process group, so the runserver's reloader child is stopped
-# with it.
+# Ctrl-C (or a TERM) stops them all; if one stops by itself, the others are stopped too. Job
+# control (set -m) gives each its own process group, so the runserver's reloader child is
+# stopped with it. The trap ignores a second signal (make forwards TERM to the shell itself)
+# so that it always finishes stopping the others.
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_staff
 	@set -m; \
 	$(PY) manage.py sandbox --host 127.0.0.1 --port 8001 & sandbox=$$!; \
-	trap 'trap - INT TERM EXIT; echo "Stopping the portal, the worker and the sandbox."; \
+	trap 'trap "" INT TERM; trap - EXIT; echo "Stopping the portal, the workers and the sandbox."; \
 	      kill -TERM -- -$$sandbox $${seed:+-$$seed} $${worker:+-$$worker} \
 	      $${importer:+-$$importer} $${sweep:+-$$sweep} \
 	      $${imports:+-$$imports} $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
