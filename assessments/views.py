@@ -1,7 +1,7 @@
 """The learner's pages: my assessments, the taking flow, submission and results."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -20,6 +20,7 @@ from assessments.taking import (
 )
 from learners.models import Learner
 from portal.access import learner_required
+from portal.middleware import learner_keep_alive, learner_seconds_left
 from portal.partner_api import PartnerApiError
 from portal.upstream import failure_message
 
@@ -92,6 +93,7 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
             raise Http404
         page = pages[number - 1]
         context = {
+            "assessment_id": assessment_id,
             "page": page,
             "page_count": len(pages),
             "returning_to_check": returning_to_check,
@@ -126,6 +128,7 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
 
     posted = {q["id"]: request.POST.get(field_name(q)) for q in page.questions}
     context = {
+        "assessment_id": assessment_id,
         "page": page,
         "page_count": len(pages),
         "returning_to_check": returning_to_check,
@@ -133,6 +136,38 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
         **page_markup.questions_with_errors(page, chosen=posted, errors=form.errors),
     }
     return render(request, "assessments/question_page.html", context)
+
+
+ANSWERS_SENT = "These answers have already been sent, so they can no longer be changed."
+
+
+@learner_required
+@require_POST
+def save_answer(request: HttpRequest, assessment_id: int) -> JsonResponse:
+    """Save one answer as it is chosen (the question page's autosave script)."""
+    attempt = _get_attempt_for_learner(request.learner, assessment_id)
+    if not attempt.is_open:
+        return JsonResponse({"saved": False, "message": ANSWERS_SENT}, status=409)
+    pages = question_pages(attempt) if attempt.has_content else []
+    number = request.POST.get("page", "")
+    if not number.isdecimal() or not 1 <= int(number) <= len(pages):
+        return JsonResponse({"saved": False, "message": "That page does not exist."}, status=400)
+    form = QuestionPageForm(request.POST, page=pages[int(number) - 1])
+    if not form.is_valid() or not form.choices():
+        message = "Choose one of the answers shown."
+        return JsonResponse({"saved": False, "message": message}, status=400)
+    try:
+        services.attempt_save_answers(attempt=attempt, choices=form.choices())
+    except services.AttemptClosed:
+        return JsonResponse({"saved": False, "message": ANSWERS_SENT}, status=409)
+    return JsonResponse({"saved": True, "seconds_left": learner_seconds_left(request)})
+
+
+@learner_required
+@require_POST
+def keep_alive(request: HttpRequest) -> JsonResponse:
+    """Keep the learner signed in for another full idle timeout."""
+    return JsonResponse({"seconds_left": learner_keep_alive(request)})
 
 
 @learner_required

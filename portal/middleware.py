@@ -42,6 +42,31 @@ class UpstreamErrorMiddleware:
 LAST_ACTIVITY_SESSION_KEY = "portal_last_activity"
 
 
+def _activity_is_stale(last_activity: int | None, now: int, timeout: int) -> bool:
+    # Saving the session is a database write (a commit) on every page view, several
+    # times the cost of the page itself: the time is kept to within a minute (a tenth
+    # of a shorter timeout), so the session is saved at most about once a minute.
+    return last_activity is None or now - last_activity >= min(60, timeout // 10)
+
+
+def learner_seconds_left(request: HttpRequest) -> int:
+    """Return how long a learner's session lasts without another request, counting this one."""
+    now = int(time.time())
+    last_activity = request.session.get(LAST_ACTIVITY_SESSION_KEY)
+    timeout = settings.LEARNER_IDLE_TIMEOUT
+    # The middleware records this request's time after the view only when the recorded one
+    # is stale: predict what it will keep, so a page's countdown matches the server's.
+    if _activity_is_stale(last_activity, now, timeout):
+        return timeout
+    return max(0, timeout - (now - last_activity))
+
+
+def learner_keep_alive(request: HttpRequest) -> int:
+    """Record activity now, past the once-a-minute throttle; return the seconds left."""
+    request.session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
+    return settings.LEARNER_IDLE_TIMEOUT
+
+
 class IdleSessionMiddleware:
     """Sign out after a quiet spell: everyone but staff soon (shared classroom computers).
 
@@ -66,11 +91,9 @@ class IdleSessionMiddleware:
             expiry = settings.STAFF_IDLE_TIMEOUT if staff else 0
             now = int(time.time())
             last_activity = request.session.get(LAST_ACTIVITY_SESSION_KEY)
-            # Saving the session is a database write (a commit) on every page view, several
-            # times the cost of the page itself: the time is kept to within a minute (a tenth
-            # of a shorter timeout), so the session is saved at most about once a minute.
-            stale = last_activity is None or now - last_activity >= min(60, timeout // 10)
-            if stale or request.session.get("_session_expiry") != expiry:
+            if _activity_is_stale(last_activity, now, timeout) or (
+                request.session.get("_session_expiry") != expiry
+            ):
                 request.session[LAST_ACTIVITY_SESSION_KEY] = now
                 request.session.set_expiry(expiry)
         return response

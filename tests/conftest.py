@@ -1,6 +1,8 @@
 """Shared fixtures: a few named people, and the sandbox upstream over real HTTP."""
 
+import os
 from datetime import date
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -129,3 +131,34 @@ def without_failure_recording():
     yield
     add_call_listener(record_failed_call)
     add_circuit_listener(publish_circuit_change)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless; skipped when it is missing (failed if CI requires it)."""
+    problem = None
+    if not CHROMIUM.exists():
+        problem = "Chromium not installed: apt-get install chromium"
+    else:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            problem = "Playwright not installed: pip install '.[test]'"
+    if problem:
+        if os.environ.get("REQUIRE_BROWSER"):
+            pytest.fail(f"{problem} (REQUIRE_BROWSER is set, so browser tests must run)")
+        pytest.skip(problem)
+    # Playwright's synchronous API keeps an event loop running in this thread, which Django
+    # takes for async code and refuses its ORM; the test's own database calls are plain sync.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_LAUNCH_ARGS
+            )
+            yield chromium
+            chromium.close()

@@ -106,6 +106,17 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:results": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
+    # Autosave of one answer (static/js/autosave.js): JSON, POST only. The matrix's empty
+    # POST is a 400 on an open attempt and a 409 on one already sent.
+    "assessments:save_answer": {
+        "GET": POST_ONLY_BY_GET,
+        "POST": Row(SIGN_IN, MINE, NOT_FOUND, NOT_FOUND, NOT_FOUND),
+    },
+    # "Stay signed in" (static/js/session_timeout.js): any learner's own session.
+    "assessments:keep_alive": {
+        "GET": POST_ONLY_BY_GET,
+        "POST": Row(SIGN_IN, OK, OK, NOT_FOUND, NOT_FOUND),
+    },
     "operations": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "dashboard:home": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "followups:queue": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
@@ -362,8 +373,9 @@ def request_and_judge(
         bodies.append(response.getvalue())
         steps.append(describe(response, location))
     actual = " ".join(steps) if steps else actual
-    # A form re-shown with errors (submit with unanswered questions) answers 400.
-    allowed = {OK, "400"} if method == "POST" and not steps else {OK}
+    # A form re-shown with errors (submit with unanswered questions) answers 400; an answer
+    # saved to an attempt already sent, 409.
+    allowed = {OK, "400", "409"} if method == "POST" and not steps else {OK}
     return actual, describe(response, path) in allowed, bodies
 
 

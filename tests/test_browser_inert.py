@@ -19,9 +19,7 @@ CI installs it and sets REQUIRE_BROWSER=1, which turns that skip into a failure.
 
 import html
 import json
-import os
 import re
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -32,9 +30,6 @@ from portal.sanitize import sanitize_html
 from tests.conftest import PASSWORD, make_learner
 from tests.test_sanitize import HOSTILE
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_MISSING = "Chromium not installed: apt-get install chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 API_PREFIX = "/plapi/v1/partners"
 FIRST_RESULTS_ID = 8100
 QUESTIONS_ID = 8199
@@ -43,31 +38,6 @@ SETTLE_MS = 150  # time for image errors, animations, autofocus and the like to 
 ALLOWED_IN_UPSTREAM_HTML = ["p", "ul", "ol", "li", "strong", "em", "b", "i", "br", "a"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium, headless; skipped when it is missing (failed if CI requires it)."""
-    problem = None
-    if not CHROMIUM.exists():
-        problem = CHROMIUM_MISSING
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            problem = "Playwright not installed: pip install '.[test]'"
-    if problem:
-        if os.environ.get("REQUIRE_BROWSER"):
-            pytest.fail(f"{problem} (REQUIRE_BROWSER is set, so browser tests must run)")
-        pytest.skip(problem)
-    # Playwright's synchronous API keeps an event loop running in this thread, which Django
-    # takes for async code and refuses its ORM; the test's own database calls are plain sync.
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-            yield chromium
-            chromium.close()
 
 
 # Hostile content, stored through the portal ----------------------------------------------------

@@ -6,7 +6,6 @@ import threading
 import time
 import tracemalloc
 from datetime import date, timedelta
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -688,15 +687,12 @@ def test_erasing_a_learner_can_blank_their_import_row(staff, db):
 
 # In a real browser -----------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(live_server, staff):
-    if not CHROMIUM.exists():
-        pytest.skip("Chromium not installed: apt-get install chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
+    browser, live_server, staff
+):
     from tests.conftest import PASSWORD
 
     job = checked_file(staff, 10)
@@ -707,44 +703,37 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(live
         heartbeat_at=timezone.now() + timedelta(minutes=5),  # alive: no resume from the page
     )
     refused = []
-    with pytest.MonkeyPatch.context() as patch:
-        # Playwright's event loop makes Django refuse the ORM in this thread otherwise.
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_api.sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(
-                executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
-            )
-            page = chromium.new_page()
-            page.on(
-                "console",
-                lambda message: refused.append(message.text) if "Refused" in message.text else None,
-            )
-            page.goto(live_server.url + "/accounts/login/")
-            page.fill("#id_username", staff.username)
-            page.fill("#id_password", PASSWORD)
-            page.click("main button[type=submit]")
-            page.wait_for_load_state()
-            page.goto(f"{live_server.url}/learners/import/{job.pk}/")
-            assert page.eval_on_selector("#import-progress", "bar => bar.value") == 0
+    chromium = browser
+    page = chromium.new_page()
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if "Refused" in message.text else None,
+    )
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", staff.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/learners/import/{job.pk}/")
+    assert page.eval_on_selector("#import-progress", "bar => bar.value") == 0
 
-            first_five = job.rows.order_by("row_number").values_list("pk", flat=True)[:5]
-            ImportRow.objects.filter(pk__in=list(first_five)).update(
-                state="registered", signin_ready_at=timezone.now()
-            )
-            for _ in range(75):  # the script polls every 2 s; wait_for_function needs eval
-                if page.eval_on_selector("#import-progress", "bar => bar.value") == 5:
-                    break
-                page.wait_for_timeout(200)
-            assert "Done 5, failed 0, remaining 5" in page.inner_text("#import-summary")
+    first_five = job.rows.order_by("row_number").values_list("pk", flat=True)[:5]
+    ImportRow.objects.filter(pk__in=list(first_five)).update(
+        state="registered", signin_ready_at=timezone.now()
+    )
+    for _ in range(75):  # the script polls every 2 s; wait_for_function needs eval
+        if page.eval_on_selector("#import-progress", "bar => bar.value") == 5:
+            break
+        page.wait_for_timeout(200)
+    assert "Done 5, failed 0, remaining 5" in page.inner_text("#import-summary")
 
-            job.rows.update(state="registered", signin_ready_at=timezone.now())
-            ImportJob.objects.filter(pk=job.pk).update(
-                state=ImportJob.State.FINISHED, finished_at=timezone.now()
-            )
-            page.wait_for_selector("h1:has-text('Import finished')", timeout=15000)
-            chromium.close()
-            # Inside Playwright's context Django opened a connection of its own: close it, or
-            # the test database cannot be dropped.
-            connection.close()
+    job.rows.update(state="registered", signin_ready_at=timezone.now())
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.FINISHED, finished_at=timezone.now()
+    )
+    page.wait_for_selector("h1:has-text('Import finished')", timeout=15000)
+    # Inside Playwright's context Django opened a connection of its own: close it, or
+    # the test database cannot be dropped.
+    connection.close()
 
     assert not refused, refused

@@ -1,9 +1,13 @@
 """Template helpers for upstream values that need care."""
 
 from django import template
+from django.templatetags.static import static
+from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import urlencode
 
 from portal.icons import icon_symbol, icon_url
+from portal.middleware import learner_seconds_left
 
 register = template.Library()
 
@@ -24,6 +28,21 @@ def answer_icon(icon: str | None) -> str:
             url,
         )
     return ""
+
+
+@register.simple_tag(takes_context=True)
+def session_timeout_script(context: template.Context) -> str:
+    """Load the learner's session-timeout warning with the server's idea of the time left."""
+    request = context["request"]
+    # The settings ride on a <meta>: the page's only scripts are bare static-file tags.
+    return format_html(
+        '<meta name="learner-session" data-seconds-left="{}" data-keep-alive-url="{}" '
+        'data-sign-in-url="{}">\n<script src="{}" defer></script>',
+        learner_seconds_left(request),
+        reverse("assessments:keep_alive"),
+        f"{reverse('login')}?{urlencode({'next': request.path})}",
+        static("js/session_timeout.js"),
+    )
 
 
 @register.filter

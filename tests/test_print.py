@@ -1,0 +1,44 @@
+"""The results page printed for a parent or tutor meeting: content only, nothing cut off."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PASSWORD
+from tests.test_page_rendering import make_attempt, make_result
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+def signed_in_page(browser, live_server, learner):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", learner.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+    return page
+
+
+def test_a_printed_results_page_shows_the_results_and_none_of_the_site_around_them(
+    browser, live_server, learner
+):
+    make_result(make_attempt(learner, assessment_id=42, state="submitted"))
+    page = signed_in_page(browser, live_server, learner)
+    page.goto(live_server.url + "/me/assessments/42/results/")
+    assert not page.is_visible(".print-only")  # on screen, the page is as usual
+
+    page.emulate_media(media="print")
+
+    assert page.is_visible("section.results") and page.is_visible("table.focus-areas")
+    assert f"Results of {learner.display_name}, printed on" in page.inner_text(".print-only")
+    for screen_only in (".site-header", ".skip-link", "text=Back to my assessments"):
+        assert not page.is_visible(screen_only), screen_only
+    # Nothing is wider than the paper.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.pdf(path=str(ARTIFACTS / "results-print.pdf"), format="A4")
+    assert (ARTIFACTS / "results-print.pdf").stat().st_size > 1000
+    page.close()
