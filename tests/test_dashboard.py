@@ -350,7 +350,7 @@ def test_charts_are_labelled_svg_images_with_data_tables_and_no_inline_style(sta
     assert "style=" not in html and "<style" not in html and "<script" not in html
     assert "&lt;b&gt;Time&lt;/b&gt; &amp; management" in html  # upstream text stays text
     assert "<b>Time" not in html
-    assert "/static/css/dashboard.css" in html
+    assert "/static/css/portal.css" in html  # the charts are styled there
 
 
 def test_figures_link_to_the_matching_follow_ups_and_lists(staff_client, exact):
