@@ -162,3 +162,12 @@ def browser():
             )
             yield chromium
             chromium.close()
+
+
+def browser_sign_in(page, base_url: str, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form, as a person would, and wait for the next page."""
+    page.goto(base_url + "/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()

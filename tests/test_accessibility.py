@@ -4,7 +4,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from assessments.models import AttemptAnswer
-from tests.conftest import PASSWORD
+from tests.conftest import browser_sign_in
 from tests.test_bulk_registration import HEADER, good_rows
 from tests.test_dashboard import cohort_learner, completed
 from tests.test_followups import flagged
@@ -43,11 +43,7 @@ def viewport(request) -> dict:
 
 def sign_in(browser, live_server, user, viewport):
     page = browser.new_page(viewport=viewport)
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, live_server.url, user.username)
     return page
 
 

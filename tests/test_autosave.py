@@ -9,6 +9,7 @@ from django.test import Client
 from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+from tests.conftest import browser_sign_in
 from tests.journeys import LEARNER_PASSWORD, attempt_url, register_pupil
 
 State = AssessmentAttempt.State
@@ -209,11 +210,7 @@ def test_a_clicked_answer_is_saved_without_pressing_a_button(browser, live_serve
         "console",
         lambda message: refused.append(message.text) if "Refused" in message.text else None,
     )
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", pupil.username)
-    page.fill("#id_password", LEARNER_PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, live_server.url, pupil.username, LEARNER_PASSWORD)
     page.goto(live_server.url + "/me/")
     page.click("main form button[type=submit]")  # start the assessment
     page.wait_for_selector("#autosave-status")
@@ -233,16 +230,11 @@ def test_a_clicked_answer_is_saved_without_pressing_a_button(browser, live_serve
 def test_the_timeout_warning_keeps_a_learner_signed_in_or_signs_them_out(
     browser, live_server, learner, settings
 ):
-    from tests.conftest import PASSWORD
 
     settings.LEARNER_IDLE_TIMEOUT = 123  # the warning comes 2 minutes before: after 3 s
     chromium = browser
     page = chromium.new_page()
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", learner.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, live_server.url, learner.username)
     page.goto(live_server.url + "/me/")
     dialog = page.get_by_role("alertdialog", name="You will be signed out soon")
     dialog.wait_for(timeout=10000)

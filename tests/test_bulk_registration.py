@@ -20,6 +20,7 @@ from learners.import_secrets import password_decrypt, password_encrypt
 from learners.imports import import_job_create_from_csv
 from learners.models import ImportJob, ImportRow, Learner
 from portal.partner_api import get_client
+from tests.conftest import browser_sign_in
 from tests.workers import run_db_worker
 
 HEADER = "username,password,dob,email,first_name,last_name,level"
@@ -693,7 +694,6 @@ def test_erasing_a_learner_can_blank_their_import_row(staff, db):
 def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
     browser, live_server, staff
 ):
-    from tests.conftest import PASSWORD
 
     job = checked_file(staff, 10)
     ImportJob.objects.filter(pk=job.pk).update(
@@ -709,11 +709,7 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
         "console",
         lambda message: refused.append(message.text) if "Refused" in message.text else None,
     )
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", staff.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, live_server.url, staff.username)
     page.goto(f"{live_server.url}/learners/import/{job.pk}/")
     assert page.eval_on_selector("#import-progress", "bar => bar.value") == 0
 

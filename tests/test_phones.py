@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from learners.imports import import_job_create_from_csv
-from tests.conftest import PASSWORD
+from tests.conftest import browser_sign_in
 from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, upload_file
 from tests.test_dashboard import completed
 from tests.test_followups import SLEEP, flagged
@@ -131,11 +131,7 @@ def visit_every_page(browser, live_server, visitors, width: int, height: int) ->
 
 def visit_as(page, base: str, user, stops: list[Stop]) -> Iterator:
     if user is not None:
-        page.goto(base + "/accounts/login/")
-        page.fill("#id_username", user.username)
-        page.fill("#id_password", PASSWORD)
-        page.click("main button[type=submit]")
-        page.wait_for_load_state()
+        browser_sign_in(page, base, user.username)
     for stop in stops:
         response = page.goto(base + stop.path)
         assert response.ok, f"{stop.name}: {response.status} {page.url}"

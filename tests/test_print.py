@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PASSWORD
+from tests.conftest import browser_sign_in
 from tests.test_page_rendering import make_attempt, make_result
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -14,11 +14,7 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 
 def signed_in_page(browser, live_server, learner):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", learner.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
+    browser_sign_in(page, live_server.url, learner.username)
     return page
 
 
