@@ -1,7 +1,5 @@
 """Staff pages of bulk registration: upload, preview, confirm, progress, result files."""
 
-import contextlib
-
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -45,16 +43,13 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     if posted and form.is_valid():
         try:
             job = import_job_create_from_csv(
-                file=form.cleaned_data["file"], created_by=request.user
+                file=form.cleaned_data["file"],
+                created_by=request.user,
+                replaces=form.cleaned_data["replaces"],
             )
         except ImportFileError as error:
             form.add_error("file", error.message)
         else:
-            replaced = ImportJob.objects.filter(pk=form.cleaned_data["replaces"] or 0).first()
-            if replaced is not None:
-                # Confirmed meanwhile in another tab: then it stands.
-                with contextlib.suppress(ImportJobClosed):
-                    import_job_discard(job=replaced)
             return redirect("learners:import_job", pk=job.pk)
     return render(request, "learners/import_upload.html", {"form": form})
 

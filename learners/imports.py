@@ -5,6 +5,7 @@ learners.import_csv, rows are sent in learners.import_run (`import_job_run`), pa
 generated and encrypted in learners.import_secrets.
 """
 
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,11 +54,25 @@ class CredentialsGone(Exception):
 # Services --------------------------------------------------------------------------------------
 
 
-def import_job_create_from_csv(*, file, created_by: AbstractBaseUser | None) -> ImportJob:
+def import_job_create_from_csv(
+    *, file, created_by: AbstractBaseUser | None, replaces: int | None = None
+) -> ImportJob:
     """Read and check an uploaded CSV file into a job awaiting confirmation; nothing is sent.
 
-    Raises ImportFileError (and keeps nothing) when the file as a whole cannot be used.
+    `replaces` names the preview this file corrects: it is discarded, unless it was confirmed
+    meanwhile (in another tab), in which case it stands. Raises ImportFileError (and keeps
+    nothing) when the file as a whole cannot be used.
     """
+    job = _job_create_from_csv(file=file, created_by=created_by)
+    replaced = ImportJob.objects.filter(pk=replaces).first() if replaces else None
+    if replaced is not None:
+        with contextlib.suppress(ImportJobClosed):
+            import_job_discard(job=replaced)
+    return job
+
+
+def _job_create_from_csv(*, file, created_by: AbstractBaseUser | None) -> ImportJob:
+    """Store the file's rows, each checked, in a new job (in one transaction)."""
     with transaction.atomic():
         job = ImportJob.objects.create(
             filename=str(getattr(file, "name", "") or "")[:255],

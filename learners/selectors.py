@@ -113,6 +113,31 @@ def completed_attempts(attempts: list[AssessmentAttempt]) -> list[AssessmentAtte
     return sorted(done, key=lambda a: (a.completed_at or a.offered_at, a.pk))
 
 
+# The chart shows the latest few; the table beside it lists every one.
+TREND_POINTS = 6
+
+
+@dataclass(frozen=True)
+class ScoreTrend:
+    """A learner's completed attempts, the latest few to chart, and the last change in areas."""
+
+    completed: list[AssessmentAttempt]
+    charted: list[AssessmentAttempt]
+    area_changes: FocusAreaChanges | None
+
+
+def score_trend(attempts: list[AssessmentAttempt]) -> ScoreTrend:
+    """Return the trend of LOA scores among `learner_attempts` (nothing to chart below two)."""
+    completed = completed_attempts(attempts)
+    if len(completed) < 2:
+        return ScoreTrend(completed=completed, charted=[], area_changes=None)
+    return ScoreTrend(
+        completed=completed,
+        charted=completed[-TREND_POINTS:],
+        area_changes=focus_area_changes(completed[-2].result, completed[-1].result),
+    )
+
+
 def focus_area_changes(earlier: AssessmentResult, latest: AssessmentResult) -> FocusAreaChanges:
     """Compare two results' focus areas by name (with focus areas prefetched)."""
     before = {area.name: area.needs_help_flagged for area in earlier.focus_areas.all()}

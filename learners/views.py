@@ -14,18 +14,16 @@ from dashboard.charts import TrendPoint, line_chart
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
 from learners.selectors import (
-    completed_attempts,
-    focus_area_changes,
     latest_result,
     learner_attempts,
     learner_matching,
     learner_rows,
+    score_trend,
 )
 from learners.services import RegistrationFailed, learner_register
 from portal.access import staff_required
 
 PAGE_SIZE = 25
-TREND_POINTS = 6  # the chart shows the latest few; the table beside it lists every one
 
 
 @staff_required
@@ -94,26 +92,25 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
-    """Return the trend of LOA scores and the last change in focus areas, from loaded rows."""
-    completed = completed_attempts(attempts)
-    if len(completed) < 2:
-        return {"completed_attempts": completed, "trend_chart": None, "area_changes": None}
-    recent = completed[-TREND_POINTS:]
-    chart = line_chart(
-        chart_id="trend-chart",
-        title=f"LOA score of {learner.display_name} over the last {len(recent)} completed "
-        "assessments",
-        points=[
-            TrendPoint(
-                on=timezone.localdate(a.completed_at or a.offered_at), score=a.result.loa_score
-            )
-            for a in recent
-        ],
-    )
+    """Return the trend's template context: the selector's figures, drawn as a chart."""
+    trend = score_trend(attempts)
+    chart = None
+    if trend.charted:
+        chart = line_chart(
+            chart_id="trend-chart",
+            title=f"LOA score of {learner.display_name} over the last {len(trend.charted)} "
+            "completed assessments",
+            points=[
+                TrendPoint(
+                    on=timezone.localdate(a.completed_at or a.offered_at), score=a.result.loa_score
+                )
+                for a in trend.charted
+            ],
+        )
     return {
-        "completed_attempts": completed,
+        "completed_attempts": trend.completed,
         "trend_chart": chart,
-        "area_changes": focus_area_changes(completed[-2].result, completed[-1].result),
+        "area_changes": trend.area_changes,
     }
 
 
