@@ -1,0 +1,433 @@
+"""The learner's whole journey with the keyboard alone: Tab, arrows, Space, Enter and typing.
+
+No clicks and no filling: after the first visit to the sign-in page every step is a key press.
+At every focus move the focused element must show a visible focus indicator and be on screen;
+a page with errors must put focus on its error summary, whose links take focus to the field.
+"""
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from assessments.models import AssessmentAttempt
+from assessments.taking import question_pages
+from tests.conftest import PASSWORD
+from tests.journeys import LEARNER_PASSWORD, register_pupil
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WRONG_PASSWORD = "not-the-password"
+
+# What the focused element is and how its focus shows, read in the page.
+FOCUSED = """() => {
+  const el = document.activeElement;
+  if (!el || el === document.body || el === document.documentElement) { return null; }
+  const style = getComputedStyle(el);
+  const box = el.getBoundingClientRect();
+  return {
+    tag: el.tagName.toLowerCase(),
+    id: el.id,
+    name: el.getAttribute("name") || "",
+    type: el.getAttribute("type") || "",
+    classes: el.className && typeof el.className === "string" ? el.className : "",
+    text: ((el.labels && el.labels.length ? el.labels[0].innerText : el.innerText) || "")
+      .trim().replace(/\\s+/g, " ").slice(0, 400),
+    href: el.getAttribute("href") || "",
+    checked: Boolean(el.checked),
+    focusVisible: el.matches(":focus-visible"),
+    outlineStyle: style.outlineStyle,
+    outlineWidth: parseFloat(style.outlineWidth) || 0,
+    boxShadow: style.boxShadow,
+    inMain: Boolean(el.closest("main")),
+    inDialog: Boolean(el.closest("dialog")),
+    top: box.top, bottom: box.bottom, left: box.left, right: box.right,
+    pageTop: box.top + window.scrollY,
+    viewWidth: window.innerWidth, viewHeight: window.innerHeight,
+  };
+}"""
+
+
+def describe(focus: dict | None) -> str:
+    if focus is None:
+        return "<nothing focused>"
+    name = f" name={focus['name']}" if focus["name"] else ""
+    ident = f"#{focus['id']}" if focus["id"] else ""
+    return f"<{focus['tag']}{ident}{name}> {focus['text']!r}"
+
+
+def focused(page) -> dict | None:
+    return page.evaluate(FOCUSED)
+
+
+def assert_focus_shows(page, where: str) -> dict:
+    """The focused element matches :focus-visible, has a clear indicator and is on screen."""
+    focus = focused(page)
+    assert focus is not None, f"{where}: focus was lost (nothing is focused)"
+    what = f"{where}: {describe(focus)}"
+    assert focus["focusVisible"], f"{what} does not match :focus-visible"
+    outlined = focus["outlineStyle"] != "none" and focus["outlineWidth"] >= 2
+    shadowed = focus["boxShadow"] not in ("", "none")
+    assert outlined or shadowed, (
+        f"{what} has no visible focus indicator (outline {focus['outlineStyle']} "
+        f"{focus['outlineWidth']}px, box-shadow {focus['boxShadow']})"
+    )
+    assert focus["bottom"] > 0 and focus["top"] < focus["viewHeight"], f"{what} is off screen"
+    assert focus["right"] > 0 and focus["left"] < focus["viewWidth"], f"{what} is off screen"
+    if focus["bottom"] - focus["top"] <= focus["viewHeight"]:
+        assert focus["top"] >= -1 and focus["bottom"] <= focus["viewHeight"] + 1, (
+            f"{what} is partly off screen ({focus['top']:.0f}–{focus['bottom']:.0f})"
+        )
+    return focus
+
+
+def press(page, key: str, where: str) -> dict:
+    page.keyboard.press(key)
+    return assert_focus_shows(page, f"{where}, after {key}")
+
+
+def tab_until(page, wanted: str, where: str, limit: int = 40) -> dict:
+    """Press Tab until the focused element matches the CSS selector `wanted`."""
+    seen = []
+    for _ in range(limit):
+        focus = press(page, "Tab", where)
+        if page.evaluate("(selector) => document.activeElement.matches(selector)", wanted):
+            return focus
+        seen.append(describe(focus))
+    raise AssertionError(f"{where}: Tab never reached {wanted}; went through {seen}")
+
+
+def settled(page) -> None:
+    """Let a new page run its autofocus: two animation frames."""
+    page.evaluate(
+        "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
+
+
+def press_and_load(page, key: str = "Enter") -> None:
+    """Press a key that leaves the page (following a link, sending a form); wait for the next."""
+    with page.expect_navigation():
+        page.keyboard.press(key)
+    settled(page)
+
+
+def focus_is(page, selector: str) -> bool:
+    return page.evaluate(
+        "(selector) => Boolean(document.activeElement && document.activeElement.matches(selector))",
+        selector,
+    )
+
+
+def tab_to_next(page, selector: str, where: str) -> dict:
+    """One Tab lands on `selector`: it is the next stop in the tab order."""
+    focus = press(page, "Tab", where)
+    assert focus_is(page, selector), (
+        f"{where}: the next Tab stop is {describe(focus)}, not {selector}"
+    )
+    return focus
+
+
+def reach(page, selector: str, where: str) -> dict:
+    """Focus `selector` with Tab, unless the page has already put focus there."""
+    if focus_is(page, selector):
+        return assert_focus_shows(page, where)
+    return tab_until(page, selector, where)
+
+
+def assert_on_error_summary(page, where: str, *messages: str) -> dict:
+    """A page with errors puts (visible) focus on its error summary."""
+    focus = assert_focus_shows(page, where)
+    assert focus_is(page, ".error-summary"), (
+        f"{where}: focus is on {describe(focus)}, not on the error summary"
+    )
+    for message in messages:
+        assert message in focus["text"], f"{where}: {message!r} not in {focus['text']!r}"
+    return focus
+
+
+def tab_round(page, where: str, limit: int = 80) -> list[dict]:
+    """From the top of a freshly loaded page, Tab all the way round to the skip link again.
+
+    The first Tab reaches the skip link; every stop shows its focus; focus leaves every widget
+    (no keyboard trap) and comes back to the top, having left the page at most once (for the
+    browser's own controls). Returns the stops after the skip link, in order.
+    """
+    first = press(page, "Tab", f"{where}, first Tab")
+    assert focus_is(page, ".skip-link"), f"{where}: the first Tab reaches {describe(first)}"
+    stops: list[dict] = []
+    left_the_page = False
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focus = focused(page)
+        if focus is None:  # past the last stop: out of the page, to the browser
+            assert not left_the_page, f"{where}: focus was lost in the middle of the page"
+            left_the_page = True
+            continue
+        focus = assert_focus_shows(page, f"{where}, after Tab")
+        if focus_is(page, ".skip-link"):
+            return stops
+        assert not left_the_page, f"{where}: after leaving the page Tab went to {describe(focus)}"
+        assert not stops or stops[-1] != focus, f"{where}: Tab stays on {describe(focus)} (trap)"
+        stops.append(focus)
+    raise AssertionError(
+        f"{where}: {limit} presses of Tab never came back to the top (a keyboard trap?); "
+        f"last stops: {[describe(stop) for stop in stops[-5:]]}"
+    )
+
+
+def assert_visual_order(stops: list[dict], where: str) -> None:
+    """In the content, each Tab stop is below the one before, or beside it on the same row."""
+    in_main = [stop for stop in stops if stop["inMain"]]
+    for before, after in zip(in_main, in_main[1:], strict=False):
+        height = after["bottom"] - after["top"]
+        same_row = (
+            after["pageTop"] < before["pageTop"] + before["bottom"] - before["top"]
+            and after["pageTop"] + height > before["pageTop"]
+        )
+        if same_row:
+            assert after["left"] >= before["left"], (
+                f"{where}: Tab goes back left from {describe(before)} to {describe(after)}"
+            )
+        else:
+            assert after["pageTop"] >= before["pageTop"], (
+                f"{where}: Tab goes back up from {describe(before)} (y={before['pageTop']:.0f}) "
+                f"to {describe(after)} (y={after['pageTop']:.0f})"
+            )
+
+
+def choose(page, position: int, choice: int, where: str) -> None:
+    """From the focused first answer of question `position`, choose answer `choice` (from 0):
+    Space for the first, the down arrow to move to (and choose) a later one."""
+    if choice == 0:
+        press(page, "Space", where)
+    for _ in range(choice):
+        press(page, "ArrowDown", where)
+    chosen = f"#id_q{position}_{choice + 1}"
+    focus = focused(page)
+    assert focus_is(page, f"{chosen}:checked"), (
+        f"{where}: {chosen} is not focused and chosen; focus is on {describe(focus)}"
+    )
+
+
+def sign_in_with_keyboard(page, username: str, password: str) -> None:
+    """Type a username and password into the sign-in form and press Enter."""
+    where = "sign-in page"
+    # Tab to the username, unless it has focus already (see the skip link test below).
+    reach(page, "#id_username", where)
+    page.keyboard.type(username)
+    tab_to_next(page, "#id_password", where)
+    page.keyboard.type(password)
+    press_and_load(page)  # Enter in a field sends the form
+
+
+@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
+def viewport(request) -> dict:
+    width, height = request.param
+    return {"width": width, "height": height}
+
+
+def test_the_first_tab_on_the_sign_in_page_reaches_the_skip_link(
+    browser, live_server, db, viewport
+):
+    """The journey's first page: the first Tab shows the skip link, which passes the header.
+
+    Nothing takes focus as the page loads (autofocus), or Tab would pass the skip link by.
+    """
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+    where = "sign-in page"
+    first = press(page, "Tab", where)
+    assert focus_is(page, ".skip-link"), f"{where}: the first Tab reaches {describe(first)}"
+    assert first["text"] == "Skip to main content"
+    page.keyboard.press("Enter")
+    assert focus_is(page, "main#main"), f"{where}: the skip link does not move focus to main"
+    tab_to_next(page, "#id_username", f"{where}, after the skip link")
+    page.close()
+
+
+def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
+    browser, live_server, upstream, staff, viewport
+):
+    pupil = register_pupil(staff)
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+
+    # Signing in: a wrong password, then none, then the right one.
+    sign_in_with_keyboard(page, pupil.username, WRONG_PASSWORD)
+    where = "sign-in page after a wrong password"
+    assert_on_error_summary(page, where, "There is a problem", "Enter a correct username")
+    tab_to_next(page, "#id_username", where)
+    assert page.input_value("#id_username") == pupil.username
+    tab_to_next(page, "#id_password", where)
+    press_and_load(page)  # with no password
+    where = "sign-in page with no password"
+    assert_on_error_summary(page, where, "Enter your password.")
+    tab_to_next(page, ".error-summary a[href='#id_password']", where)
+    press(page, "Enter", f"{where}, following the summary's link")
+    assert focus_is(page, "#id_password"), f"{where}: the summary's link does not focus the field"
+    page.keyboard.type(LEARNER_PASSWORD)
+    press_and_load(page)
+    assert page.url == live_server.url + "/me/"
+
+    # My assessments: the skip link passes the header; the first stop after it is Start.
+    where = "my assessments"
+    press(page, "Tab", where)
+    assert focus_is(page, ".skip-link"), f"{where}: the first Tab does not reach the skip link"
+    page.keyboard.press("Enter")
+    assert focus_is(page, "main#main"), f"{where}: the skip link does not move focus to main"
+    start = tab_to_next(page, "main button[type=submit]", f"{where}, after the skip link")
+    assert start["text"] == "Start my assessment"
+    press_and_load(page)
+
+    attempt = AssessmentAttempt.objects.get(learner=pupil)
+    pages = question_pages(attempt)
+    assert len(pages) >= 2
+    choices: dict[int, int] = {}  # question position -> chosen answer (from 0)
+    unanswered = pages[0].questions[-1]
+    for section in pages:
+        where = f"question page {section.number}"
+        # (After the error summary's link, the address keeps its #fragment through redirects.)
+        assert urlsplit(page.url).path.endswith(f"/page/{section.number}/"), page.url
+        # All the way round the page: each question is one stop, in the order shown.
+        stops = tab_round(page, where)
+        groups = [stop["name"] for stop in stops if stop["type"] == "radio"]
+        assert groups == [f"q{question['position']}" for question in section.questions], where
+        assert [stop["text"] for stop in stops if stop["tag"] == "button" and stop["inMain"]][
+            :2
+        ] == ["Save and continue", "Save and come back later"]
+        assert_visual_order(stops, where)
+
+        # Focus is on the skip link again: now answer, question by question.
+        for index, question in enumerate(section.questions):
+            position = question["position"]
+            group = f"input[type=radio][name=q{position}]"
+            if index == 0:
+                tab_until(page, group, where)
+            else:
+                tab_to_next(page, group, where)
+            assert focus_is(page, f"#id_q{position}_1"), f"{where}: q{position} starts elsewhere"
+            if question is unanswered:
+                continue  # left unanswered on purpose
+            choices[position] = (position + index) % len(question["answers"])
+            choose(page, position, choices[position], f"{where}, q{position}")
+        tab_to_next(page, "button[name=continue]", where)
+        press_and_load(page)
+
+        if section.number == 1:
+            # One question left unanswered: focus goes to the error summary, whose link goes
+            # to the question's first answer.
+            where = "question page 1 with a question unanswered"
+            position = unanswered["position"]
+            assert page.url.endswith("/page/1/"), page.url
+            assert_on_error_summary(page, where, "There is a problem", unanswered["text"])
+            tab_to_next(page, f".error-summary a[href='#id_q{position}_1']", where)
+            press(page, "Enter", f"{where}, following the summary's link")
+            assert focus_is(page, f"#id_q{position}_1"), (
+                f"{where}: the summary's link does not take focus to the question"
+            )
+            choices[position] = 0
+            choose(page, position, 0, where)
+            tab_to_next(page, "button[name=continue]", where)
+            press_and_load(page)
+
+    # Check your answers: change one answer through its Change link, and come back.
+    where = "check your answers"
+    assert urlsplit(page.url).path.endswith(f"/assessments/{attempt.assessment_id}/check/")
+    changed = pages[0].questions[1]
+    position = changed["position"]
+    stops = tab_round(page, where)
+    changes = [stop for stop in stops if stop["inMain"] and stop["tag"] == "a"]
+    assert [stop["text"].split(" ")[0] for stop in changes] == ["Change"] * len(attempt.questions)
+    assert_visual_order(stops, where)
+    link = tab_until(page, f"main a[href$='#id_q{position}']", where)
+    assert link["text"].startswith("Change"), link
+    press_and_load(page)
+    where = "question page 1, changing an answer"
+    assert "from=check" in page.url, page.url
+    # The link goes to the question: the next Tab stop is its chosen answer.
+    focus = press(page, "Tab", where)
+    assert focus_is(page, f"input[name=q{position}]:checked"), (
+        f"{where}: the first Tab after the Change link reaches {describe(focus)}, "
+        f"not the question's chosen answer"
+    )
+    before = choices[position]
+    after = before + 1 if before + 1 < len(changed["answers"]) else before - 1
+    press(page, "ArrowDown" if after > before else "ArrowUp", where)
+    assert focus_is(page, f"#id_q{position}_{after + 1}:checked"), where
+    back = tab_until(page, "button[name=continue]", where)
+    assert back["text"] == "Save and go back to check your answers"
+    press_and_load(page)
+    where = "check your answers, after the change"
+    assert urlsplit(page.url).path.endswith("/check/"), page.url
+    row = page.inner_text(f"#answer-{changed['id']}")
+    assert changed["answers"][after]["copy"] in row, row
+    send = tab_until(page, "main form button[type=submit]", where)
+    assert send["text"] == "Send my answers"
+    press_and_load(page)
+
+    # The results, straight away from the sandbox; Tab goes round them.
+    where = "results"
+    assert urlsplit(page.url).path.endswith(f"/assessments/{attempt.assessment_id}/results/")
+    attempt.refresh_from_db()
+    assert attempt.state == AssessmentAttempt.State.COMPLETED
+    assert (
+        attempt.answers.get(question_id=changed["id"]).answer_id
+        == (changed["answers"][after]["id"])
+    )
+    stops = tab_round(page, where)
+    assert any(stop["text"] == "Back to my assessments" for stop in stops), stops
+    assert_visual_order(stops, where)
+    page.close()
+
+
+def test_the_session_timeout_warning_works_with_the_keyboard(
+    browser, live_server, learner, settings
+):
+    settings.LEARNER_IDLE_TIMEOUT = 121  # the warning comes 2 minutes before: after 1 s
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    kept_alive = []
+    page.on(
+        "response",
+        lambda response: kept_alive.append(response) if "/me/session/" in response.url else None,
+    )
+    page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(page, learner.username, PASSWORD)
+    assert page.url == live_server.url + "/me/"
+    dialog = page.get_by_role("alertdialog", name="You will be signed out soon")
+    dialog.wait_for(timeout=10000)
+
+    where = "the session-timeout warning"
+    stay = assert_focus_shows(page, where)
+    assert stay["inDialog"] and stay["text"] == "Stay signed in", describe(stay)
+    # Tab stays in the dialog (or goes out to the browser's own controls and back): the page
+    # behind it is out of reach, and the button is never a trap.
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        focus = focused(page)
+        if focus is not None:
+            assert_focus_shows(page, f"{where}, after Tab")
+            assert focus["inDialog"], f"{where}: Tab reaches {describe(focus)} behind the dialog"
+    if not focus_is(page, "dialog button"):
+        press(page, "Tab", where)
+    assert focus_is(page, "dialog button"), where
+
+    with page.expect_response("**/me/session/") as keep_alive:
+        page.keyboard.press("Enter")
+    assert keep_alive.value.json() == {"seconds_left": 121}
+    dialog.wait_for(state="hidden", timeout=5000)
+
+    # Kept for 121 s again: the warning comes back after 1 s. Escape, the usual way to close a
+    # dialog, must not leave the learner to be signed out without a warning: it either keeps
+    # the session too or leaves the warning open.
+    dialog.wait_for(timeout=10000)
+    assert focus_is(page, "dialog button"), f"{where}, again: focus is not on Stay signed in"
+    kept_alive.clear()
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(1000)
+    if dialog.is_visible():
+        assert focus_is(page, "dialog button"), f"{where}: Escape moved focus out of the warning"
+    else:
+        assert [response.status for response in kept_alive] == [200], (
+            f"{where}: Escape closed the warning without keeping the session; the learner "
+            "will be signed out with no further warning"
+        )
+    page.close()
