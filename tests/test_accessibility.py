@@ -1,10 +1,20 @@
-"""Every page and state axe can reach has no WCAG 2.x A or AA violation."""
+"""Every page and state axe can reach has no WCAG 2.x A or AA violation.
+
+Every URL name of the portal is either checked here in at least one state or listed in
+NOT_A_PAGE with the reason it has no page of its own (downloads, JSON, actions that only
+redirect): test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason holds the two
+lists to the resolver, and to the pages the other tests here actually reached.
+"""
+
+import time
+from urllib.parse import urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.urls import Resolver404, resolve
 
 from assessments.models import AttemptAnswer
-from tests.conftest import browser_sign_in
+from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
 from tests.test_bulk_registration import HEADER, good_rows
 from tests.test_dashboard import cohort_learner, completed
 from tests.test_followups import flagged
@@ -12,6 +22,18 @@ from tests.test_page_rendering import make_attempt, make_result, page_url
 from tests.test_registration import VALID
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The URL name of every page axe checked in this run (see the last test of this module).
+REACHED: set[str] = set()
+
+
+def url_name(url: str) -> str:
+    """Return the namespaced URL name of a page's address, or "<no route>"."""
+    try:
+        return resolve(urlsplit(url).path).view_name
+    except Resolver404:
+        return "<no route>"
+
 
 WCAG_AA = {
     "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}
@@ -30,6 +52,7 @@ def violations(page) -> list[str]:
 
 
 def assert_accessible(page, state: str) -> None:
+    REACHED.add(url_name(page.url))
     problems = violations(page)
     assert not problems, f"{state} ({page.url}):\n  " + "\n  ".join(problems)
 
@@ -242,3 +265,407 @@ def test_pages_after_registering_through_the_sandbox_pass_axe(
     page.get_by_text("Import finished").first.wait_for(timeout=10000)
     assert_accessible(page, "a finished import with a skipped row")
     page.close()
+
+
+# Pages and states beyond the named list ---------------------------------------------------------
+
+
+def goto_and_check(page, base: str, path: str, state: str, status: int = 200) -> None:
+    response = page.goto(base + path)
+    assert response.status == status, f"{state}: {response.status} {page.url}"
+    assert_accessible(page, state)
+
+
+def click_and_wait(page, selector: str) -> None:
+    page.click(selector)
+    page.wait_for_load_state()
+
+
+def test_sign_in_states_and_error_pages_pass_axe(browser, live_server, learner, settings, viewport):
+    """What anyone may meet: a locked sign-in, signed out, a failed form, no access, 404."""
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+
+    base = live_server.url
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    goto_and_check(page, base, "/no-such-page/", "not found page, signed out", status=404)
+
+    settings.LOGIN_FAILURE_LIMIT_PER_USERNAME = 1
+    page.goto(base + "/accounts/login/")
+    for _ in range(2):
+        page.fill("#id_username", "locked.out")
+        page.fill("#id_password", "wrong-password")
+        click_and_wait(page, "main button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "sign-in page, locked after too many attempts")
+
+    page.goto(base + "/accounts/login/")
+    context.clear_cookies(name="csrftoken")
+    page.fill("#id_username", learner.username)
+    page.fill("#id_password", "wrong-password")
+    click_and_wait(page, "main button[type=submit]")
+    assert page.locator("h1").count() == 1
+    assert_accessible(page, "CSRF failure (403) page")
+
+    # Signed out by the button, then signed out for being idle: the sign-in page says which.
+    browser_sign_in(page, base, learner.username)
+    click_and_wait(page, "header form[action$='/logout/'] button")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "sign-in page after signing out")
+    browser_sign_in(page, base, learner.username)
+    cookie = next(c for c in context.cookies() if c["name"] == "sessionid")
+    session = SessionStore(session_key=cookie["value"])
+    session[LAST_ACTIVITY_SESSION_KEY] = int(time.time()) - 100_000
+    session.save()
+    page.goto(base + "/me/")
+    assert "/accounts/login/" in page.url and page.locator(".messages").count()
+    assert_accessible(page, "sign-in page after an idle sign-out")
+
+    User.objects.create_user("no.role", password=PASSWORD)
+    browser_sign_in(page, base, "no.role")
+    assert page.locator("h1").count() == 1 and urlsplit(page.url).path == "/"
+    assert_accessible(page, "no-access page (signed in with neither role)")
+    context.close()
+
+
+def test_more_learner_states_pass_axe(
+    browser, live_server, learner, monkeypatch, settings, viewport
+):
+    """Autosave, check answers with gaps, every results state, and the pages of failures."""
+    from decimal import Decimal
+
+    from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+
+    base = live_server.url
+    page = sign_in(browser, live_server, learner.user, viewport)
+    goto_and_check(page, base, "/me/", "my assessments, nothing started yet")
+    goto_and_check(page, base, "/me/assessments/999/results/", "not found, learner", status=404)
+    attempt = make_attempt(learner)
+
+    page.goto(base + page_url(attempt))
+    page.click("label[for=id_q1_1]")
+    page.locator("#autosave-status:not(:empty)").wait_for(timeout=10000)
+    assert_accessible(page, "question page, answer autosaved")
+    # Sent from another tab meanwhile: the next autosave is refused and says so.
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state="submitted")
+    page.click("label[for=id_q2_2]")
+    page.locator("#autosave-status.autosave-failed").wait_for(timeout=10000)
+    assert_accessible(page, "question page, autosave failed")
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state="in_progress")
+
+    page.goto(base + page_url(attempt))
+    click_and_wait(page, "main button[name=save_and_exit]")
+    assert urlsplit(page.url).path == "/me/" and page.locator(".messages").count()
+    assert_accessible(page, "my assessments with a message")
+
+    goto_and_check(page, base, f"/me/assessments/{attempt.assessment_id}/check/", "check, gaps")
+    assert page.locator(".unanswered").count()
+    click_and_wait(page, "main form[action$='/submit/'] button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "check answers after sending with a question unanswered")
+    click_and_wait(page, ".unanswered a")
+    assert "from=check" in page.url
+    assert_accessible(page, "question page reached from check answers")
+
+    # Results in every state the learner can find them in.
+    needy = make_attempt(learner, assessment_id=42, state="completed")
+    result = AssessmentResult.objects.create(
+        attempt=needy,
+        loa_score=Decimal("23.75"),
+        risk_level="HIGH",
+        trait_title="The night owl",
+        trait_copy="You do your best thinking late.",
+        result_description_html="<p>Sleep affects your learning.</p>",
+        trait_signs_html="<ul><li>Tired in the morning</li></ul>",
+        trait_tips_html="<ol><li>Keep a regular bedtime</li></ol>",
+    )
+    for position, (name, value) in enumerate(
+        [("SLEEP & TIREDNESS", "yes"), ("EXAM ANXIETY", "YES"), ("FOCUS", "Yes, urgently")]
+    ):
+        FocusArea.objects.create(
+            result=result, name=name, needs_help=value, questions_count=4, position=position
+        )
+    goto_and_check(page, base, "/me/assessments/42/results/", "results, needs help in every area")
+
+    sent = make_attempt(learner, assessment_id=46, state="submitted")
+    states = [
+        (45, "submitting", "", "results, answers being sent"),
+        (43, "submit_pending", "The service could not be reached.", "results, waiting to send"),
+        (44, "rejected", "The service refused: question q-9 is unknown.", "results, refused"),
+    ]
+    for assessment_id, state, error, name in states:
+        made = make_attempt(learner, assessment_id=assessment_id, state=state)
+        AssessmentAttempt.objects.filter(pk=made.pk).update(last_error=error)
+        goto_and_check(page, base, f"/me/assessments/{assessment_id}/results/", name)
+    goto_and_check(page, base, "/me/", "my assessments, answers refused")
+
+    # The last-resort pages: a service failure no view expected (503), and a crash (500).
+    make_last_resort_pages_reachable(monkeypatch)
+    page.goto(base + f"/me/assessments/{sent.assessment_id}/results/")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.locator("h1").count() == 1
+    assert_accessible(page, "upstream error page (503)")
+    page.goto(base + "/me/assessments/43/results/")
+    with page.expect_response(lambda response: response.status == 500):
+        page.click("main form button[type=submit]")
+    page.wait_for_load_state()
+    assert_accessible(page, "server error page (500)")
+
+    # The session-timeout dialog when "Stay signed in" cannot reach the portal.
+    settings.LEARNER_IDLE_TIMEOUT = 121  # the warning comes 2 minutes before: after 1 s
+    page.route("**/me/session/", lambda route: route.abort())
+    page.goto(base + "/me/assessments/42/results/")
+    dialog = page.get_by_role("alertdialog")
+    dialog.wait_for(timeout=10000)
+    dialog.get_by_role("button").click()
+    dialog.locator(".error-message").wait_for(state="visible", timeout=10000)
+    assert_accessible(page, "session-timeout dialog, staying signed in failed")
+    page.close()
+
+
+def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff, viewport):
+    """Each state of an import job: checked, running mid-way, finished, passwords, discarded."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from learners.imports import import_job_create_from_csv
+    from learners.models import ImportJob, ImportRow
+    from tests.test_bulk_registration import GOOD_PASSWORD, upload_file
+
+    base = live_server.url
+    page = sign_in(browser, live_server, staff, viewport)
+
+    page.goto(base + "/learners/import/")
+    page.click("details.import-help summary")
+    assert_accessible(page, "import upload page, column help open")
+    page.eval_on_selector("main form[enctype]", "form => { form.noValidate = true; }")
+    click_and_wait(page, "main form[enctype] button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "import upload page, no file chosen")
+
+    nothing_valid = import_job_create_from_csv(
+        file=upload_file(HEADER + "\nbad name!,short,1800-01-01,not-an-email,,,LEVEL9\n"),
+        created_by=staff,
+    )
+    goto_and_check(
+        page, base, f"/learners/import/{nothing_valid.pk}/", "import preview, no row valid"
+    )
+    click_and_wait(page, "form.import-discard button")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "import upload page after discarding a preview")
+    goto_and_check(page, base, f"/learners/import/{nothing_valid.pk}/", "import discarded")
+
+    passwords = import_job_create_from_csv(
+        file=upload_file(
+            "username,dob,first_name\nkit.kay,2012-02-02,Kit\nmax.moe,2013-03-03,Max\n"
+            "ada.ash,2012-04-04,Ada\nbad name!,2012-02-02,Bad\n"
+        ),
+        created_by=staff,
+    )
+    goto_and_check(
+        page, base, f"/learners/import/{passwords.pk}/", "import preview with passwords to make"
+    )
+
+    running = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(10) + f"x!,{GOOD_PASSWORD},2010-01-01,,,,\n"),
+        created_by=staff,
+    )
+    now = timezone.now()
+    ImportJob.objects.filter(pk=running.pk).update(
+        state=ImportJob.State.RUNNING,
+        confirmed_at=now,
+        started_at=now - timedelta(seconds=50),
+        runner="live-worker",
+        heartbeat_at=now + timedelta(minutes=5),  # alive: the page does not resume it
+    )
+    rows = list(running.rows.exclude(state="invalid").values_list("pk", flat=True))
+    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=rows[4]).update(
+        state="failed", reason="The assessment service refused this username: already taken."
+    )
+    ImportRow.objects.filter(pk=rows[5]).update(state="sending")
+    goto_and_check(page, base, f"/learners/import/{running.pk}/", "import running, mid-way")
+    assert page.eval_on_selector("#import-progress", "bar => bar.value") == 5
+
+    ImportJob.objects.filter(pk=passwords.pk).update(
+        state=ImportJob.State.FINISHED, confirmed_at=now, started_at=now, finished_at=now
+    )
+    made = list(passwords.rows.exclude(state="invalid").values_list("pk", flat=True))
+    ImportRow.objects.filter(pk__in=made[:2]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=made[2]).update(
+        state="failed", reason="The assessment service could not be reached."
+    )
+    goto_and_check(
+        page, base, f"/learners/import/{passwords.pk}/", "import finished, passwords to download"
+    )
+    # Wiped behind the page's back (the hour passed): the button now explains instead.
+    ImportJob.objects.filter(pk=passwords.pk).update(credentials_wiped_at=now)
+    click_and_wait(page, f"main form[action$='/{passwords.pk}/passwords.csv'] button")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "import finished, passwords no longer available")
+    page.close()
+
+
+def test_more_staff_states_pass_axe(browser, live_server, staff, learner, upstream, viewport):
+    """Small groups, failures on the operations page, empty filters, and account pages."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from assessments.models import AssessmentAttempt
+    from followups.models import FollowUp
+    from learners.models import Level
+    from portal.models import UpstreamFailure
+
+    base = live_server.url
+    page = sign_in(browser, live_server, staff, viewport)
+    goto_and_check(page, base, "/dashboard/", "dashboard, nothing to show yet")
+    goto_and_check(page, base, "/operations/", "operations, nothing needs attention")
+    goto_and_check(page, base, f"/learners/{learner.pk}/", "learner detail, no assessment yet")
+
+    # Three learners: every group is smaller than the default minimum of 5 and is withheld.
+    for number, risk in enumerate(["HIGH", "MODERATE", "LOW"]):
+        completed(cohort_learner(name=f"small{number}"), "2026-09-10", risk=risk)
+    goto_and_check(page, base, "/dashboard/", "dashboard, small groups withheld")
+    goto_and_check(
+        page,
+        base,
+        f"/dashboard/?level={Level.SECONDARY.value}&from=2026-09-01&to=2026-12-31",
+        "dashboard, filtered to small groups",
+    )
+    goto_and_check(
+        page,
+        base,
+        f"/learners/?level={Level.SECONDARY.value}",
+        "learner list filtered by level",
+    )
+
+    item = flagged(learner, "SLEEP")
+    FollowUp.objects.filter(pk=item.pk).update(due_date=timezone.localdate() - timedelta(days=3))
+    goto_and_check(page, base, "/follow-ups/", "follow-up queue with an overdue item")
+    goto_and_check(
+        page,
+        base,
+        f"/follow-ups/?overdue=on&level={Level.PRIMARY.value}",
+        "follow-up queue, filters match nothing",
+    )
+    goto_and_check(page, base, f"/follow-ups/{item.pk}/", "follow-up item, overdue")
+
+    now = timezone.now()
+    waiting = cohort_learner(name="waiting")
+    for assessment_id, state, error in [
+        (51, "submit_pending", "The assessment service could not be reached."),
+        (52, "rejected", "The assessment service refused the request: unknown question."),
+        (53, "submitted", "Results not ready yet."),
+    ]:
+        AssessmentAttempt.objects.create(
+            learner=waiting,
+            assessment_id=assessment_id,
+            title="Study skills check",
+            state=state,
+            state_changed_at=now,
+            submitted_at=now,
+            last_error=error,
+            delivery_attempts=3,
+            next_attempt_at=now + timedelta(minutes=4),
+        )
+    UpstreamFailure.objects.bulk_create(
+        UpstreamFailure(
+            endpoint=endpoint,
+            method="POST",
+            outcome=outcome,
+            status=status,
+            attempt=number,
+            request_id=f"sbx-{number:08d}",
+            latency_ms=120 * number,
+            at=now - timedelta(minutes=number),
+        )
+        for number, (endpoint, outcome, status) in enumerate(
+            [
+                ("submit-assessment", "HTTP 503", 503),
+                ("results", "timeout", None),
+                ("create-learner", "HTTP 500", 500),
+            ],
+            start=1,
+        )
+    )
+    goto_and_check(page, base, "/operations/", "operations with failures listed")
+    goto_and_check(
+        page, base, f"/learners/{waiting.pk}/attempts/52/", "staff view, refused, no results"
+    )
+    page.goto(base + "/operations/")
+    submitted = AssessmentAttempt.objects.get(assessment_id=53)
+    click_and_wait(page, f"main form[action$='/attempts/{submitted.pk}/retry/'] button")
+    assert urlsplit(page.url).path == "/operations/" and page.locator(".messages").count()
+    assert_accessible(page, "operations after a retry")
+
+    page.goto(base + f"/learners/{learner.pk}/password/")
+    page.fill("#id_new_password1", "Bright-Window-Seat-3")
+    page.fill("#id_new_password2", "Something-Else-9")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "password reset with an error")
+    page.fill("#id_new_password1", "Bright-Window-Seat-3")
+    page.fill("#id_new_password2", "Bright-Window-Seat-3")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "learner detail after a password reset")
+
+    # An assessment being sent right now: erasing waits, and says so.
+    sending = make_attempt(learner, assessment_id=61, state="submitting")
+    page.goto(base + f"/learners/{learner.pk}/erase/")
+    click_and_wait(page, "main form button[name=erase]")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "erase confirmation with an error")
+    AssessmentAttempt.objects.filter(pk=sending.pk).update(state="submit_pending")
+    click_and_wait(page, "main form button[name=erase]")
+    assert urlsplit(page.url).path == "/learners/" and page.locator(".messages").count()
+    assert_accessible(page, "learner list after erasing a learner")
+    page.close()
+
+
+# The actions of these URL names answer with a file, with JSON, or with a redirect to a page
+# that is checked above in the state the action leaves: they have no page of their own.
+NOT_A_PAGE = {
+    "assessments:take": "redirects to the question page, check answers or results",
+    "assessments:start": "POST only; redirects to the first question page",
+    "assessments:save_answer": "JSON for the autosave script (its messages are checked)",
+    "assessments:keep_alive": "JSON for the session-timeout script (its dialog is checked)",
+    "assessments:resend": "POST only; redirects to the results page (checked)",
+    "assessments:refresh": "POST only; redirects to the question page (checked)",
+    "learners:csv_learners": "a CSV download",
+    "learners:csv_results": "a CSV download",
+    "learners:import_template": "a CSV download",
+    "learners:import_results": "a CSV download",
+    "learners:import_credentials": "a CSV download (POST); when gone, redirects to the job",
+    "learners:import_progress": "JSON for the progress bar's script",
+    "learners:import_confirm": "POST only; redirects to the job page (checked running)",
+    "learners:import_discard": "POST only; redirects to the upload page (checked)",
+    "learners:export": "a JSON download",
+    "operations_retry": "POST only; redirects to the operations page (checked)",
+}
+
+
+def test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason(request):
+    """No page escapes axe: each URL name is reached above, or has no page (admin apart).
+
+    The check of what was reached needs every other test of this module to have run first
+    (pytest runs them in file order): with `-k` or a single test, only the lists are checked.
+    """
+    from tests.test_access import portal_urls
+
+    names = {name for name, _params in portal_urls()}
+    assert not set(NOT_A_PAGE) - names, f"excluded but gone: {set(NOT_A_PAGE) - names}"
+    pages = names - set(NOT_A_PAGE)
+    assert len(pages) >= 15, sorted(pages)
+    ran = {item.originalname for item in request.session.items if item.module is request.module}
+    every_test = {name for name in globals() if name.startswith("test_")}
+    if ran == every_test:
+        assert pages <= REACHED, (
+            "pages no axe check reached (add a state, or a reason to NOT_A_PAGE): "
+            f"{sorted(pages - REACHED)}"
+        )

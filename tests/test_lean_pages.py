@@ -5,8 +5,8 @@ every request it makes, from the page itself to the last stylesheet, script, ima
 favicon: none may leave the live server's origin, and the bodies of all the responses
 (document, CSS, JS, images, as received) add up to less than 100 KB.
 
-Upstream-provided https icons are out of scope: the upstream may give an answer an icon by
-address, which the portal shows as the upstream gave it; the data in these tests has none.
+An upstream's icon given by address is never shown (portal_tags.answer_icon), so it cannot
+make a request either; tests/test_hostile_upstream.py and test_browser_inert.py check that.
 """
 
 from contextlib import suppress

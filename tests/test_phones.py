@@ -12,20 +12,20 @@ The rules, written out because WCAG leaves room for judgement:
     "inline" exception of 2.5.8, a link in a sentence whose size the line of text sets;
   * elements no pointer can reach: positioned off the page (the skip link until it has
     focus) or clipped to 1 px for screen readers only.
-- Readable text: every element outside charts with text of its own (a non-blank text node
-  as a direct child) is rendered at 16 px or more. Text inside an SVG chart is exempt: the
-  chart is a picture that scales with the screen, and the table beside it gives every value
-  as page text.
+- Readable text: every element with text of its own (a non-blank text node as a direct
+  child) is rendered at 16 px or more; in an SVG chart, which scales with the screen, that is
+  its font size times the chart's scale.
 """
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from learners.imports import import_job_create_from_csv
-from tests.conftest import browser_sign_in
+from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
 from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, upload_file
 from tests.test_dashboard import completed
 from tests.test_followups import SLEEP, flagged
@@ -44,6 +44,7 @@ class Stop:
     name: str
     path: str
     then: Callable | None = None  # what to do on the page to reach the state, such as submit
+    status: int = 200  # what the path itself answers (a page of an error answers its code)
 
 
 def submit_without_browser_checks(page, selector: str = "main button[type=submit]") -> None:
@@ -115,9 +116,231 @@ def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Sto
     ]
 
 
+def click_and_wait(page, selector: str) -> None:
+    page.click(selector)
+    page.wait_for_load_state()
+
+
+def open_column_help(page) -> None:
+    page.click("details summary")
+    assert page.is_visible("details dl")
+
+
+def lock_sign_in(settings) -> Callable:
+    """Fail to sign in until the username is locked, so the page says to wait."""
+
+    def then(page) -> None:
+        settings.LOGIN_FAILURE_LIMIT_PER_USERNAME = 1
+        for _ in range(2):
+            page.fill("#id_username", "locked.out")
+            page.fill("#id_password", "not-the-password")
+            submit_without_browser_checks(page)
+        assert page.is_visible(".error-summary")
+
+    return then
+
+
+def submit_without_csrf_cookie(page) -> None:
+    """Submit after the CSRF cookie went (cookies cleared, a long-open tab): the 403 page."""
+    page.context.clear_cookies(name="csrftoken")
+    page.fill("#id_username", "nobody.here")
+    page.fill("#id_password", "not-the-password")
+    with page.expect_response(lambda response: response.status == 403):
+        submit_without_browser_checks(page)
+
+
+def autosave(label: str, *, fail: bool = False) -> Callable:
+    """Choose an answer and wait for the autosave script to say saved (or that it failed)."""
+
+    def then(page) -> None:
+        if fail:
+            page.route("**/answers/", lambda route: route.abort())
+        page.click(f"label[for={label}]")
+        shown = "#autosave-status.autosave-failed" if fail else "#autosave-status:not(:empty)"
+        page.locator(shown).wait_for(timeout=10000)
+        page.unroute("**/answers/")
+
+    return then
+
+
+def session_dialog(settings) -> Callable:
+    """Open the session-timeout warning (it comes 2 minutes before the end: after 1 s)."""
+
+    def then(page) -> None:
+        settings.LEARNER_IDLE_TIMEOUT = 121
+        page.reload()
+        page.get_by_role("alertdialog").wait_for(timeout=10000)
+
+    return then
+
+
+def expect_status(status: int, selector: str = "main form button[type=submit]") -> Callable:
+    """Submit the page's form and land on a page answered with `status`."""
+
+    def then(page) -> None:
+        with page.expect_response(lambda response: response.status == status):
+            page.click(selector)
+        page.wait_for_load_state()
+
+    return then
+
+
+def add_failures_and_reload(page) -> None:
+    """Give the operations page failed calls to list, then show it again."""
+    from django.utils import timezone
+
+    from portal.models import UpstreamFailure
+
+    now = timezone.now()
+    UpstreamFailure.objects.bulk_create(
+        UpstreamFailure(
+            endpoint=endpoint,
+            method="POST",
+            outcome=outcome,
+            status=503,
+            attempt=number,
+            request_id=f"sbx-{number:08d}-4b1d-9c2e-7f3a",
+            latency_ms=2000 * number,
+            at=now - timedelta(minutes=number),
+        )
+        for number, (endpoint, outcome) in enumerate(
+            [("submit-assessment", "HTTP 503"), ("results", "read timeout after 5 s")], start=1
+        )
+    )
+    page.reload()
+
+
+def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
+    """The states beyond the shared list above: who visits which, after the shared stops.
+
+    The page of a failure no view expected (503) and of a crash (500) are reached by making
+    the two delivery functions behind their buttons fail.
+    """
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+
+    from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+    from followups.models import FollowUp
+    from learners.models import ImportJob, ImportRow, Level
+
+    make_last_resort_pages_reachable(monkeypatch)
+
+    # The other learner's attempts, one in each state a result page shows.
+    for assessment_id, state, error in [
+        (46, "submitted", ""),
+        (45, "submitting", ""),
+        (43, "submit_pending", "The assessment service could not be reached."),
+        (44, "rejected", "The assessment service refused the request: question q-9 is unknown."),
+    ]:
+        made = make_attempt(other_learner, assessment_id=assessment_id, state=state)
+        AssessmentAttempt.objects.filter(pk=made.pk).update(last_error=error)
+    needy = make_attempt(other_learner, assessment_id=47, state="completed")
+    result = AssessmentResult.objects.create(
+        attempt=needy, loa_score="23.75", risk_level="HIGH", trait_title="The night owl"
+    )
+    for position, (name, value) in enumerate(
+        [(SLEEP, "yes"), ("EXAM ANXIETY & STRESS", "YES"), ("FOCUS", "Yes, urgently")]
+    ):
+        FocusArea.objects.create(
+            result=result, name=name, needs_help=value, questions_count=4, position=position
+        )
+
+    now = timezone.now()
+    running = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(10)), created_by=staff
+    )
+    ImportJob.objects.filter(pk=running.pk).update(
+        state=ImportJob.State.RUNNING,
+        confirmed_at=now,
+        started_at=now - timedelta(seconds=50),
+        runner="live-worker",
+        heartbeat_at=now + timedelta(minutes=5),  # alive: the page does not resume it
+    )
+    rows = list(running.rows.values_list("pk", flat=True))
+    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=rows[4]).update(
+        state="failed", reason="The assessment service refused this username: already taken."
+    )
+    finished = import_job_create_from_csv(
+        file=upload_file(
+            "username,dob,first_name\nkit.kay,2012-02-02,Kit\nmax.moe,2013-03-03,Max\n"
+        ),
+        created_by=staff,
+    )
+    ImportJob.objects.filter(pk=finished.pk).update(
+        state=ImportJob.State.FINISHED, confirmed_at=now, started_at=now, finished_at=now
+    )
+    first, second = finished.rows.values_list("pk", flat=True)
+    ImportRow.objects.filter(pk=first).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=second).update(
+        state="failed", reason="The assessment service could not be reached."
+    )
+    followup = FollowUp.objects.filter(learner=other_learner).first()
+    no_role = User.objects.create_user("no.role", password=PASSWORD)
+
+    def bad_due_date(page) -> None:
+        page.fill("#id_due_date", "31/02/2026")
+        submit_without_browser_checks(page, "main form button[type=submit]")
+
+    return {
+        None: [
+            Stop("not-found", "/no-such-page/", status=404),
+            Stop("login-locked", "/accounts/login/", lock_sign_in(settings)),
+            Stop("csrf-failure", "/accounts/login/", submit_without_csrf_cookie),
+        ],
+        no_role: [Stop("no-access", "/", status=403)],
+        staff: [
+            Stop(
+                "dashboard-filtered", f"/dashboard/?level={Level.SECONDARY.value}&from=2026-09-01"
+            ),
+            Stop("import-upload-error", "/learners/import/", submit_without_browser_checks),
+            Stop("import-upload-help-open", "/learners/import/", open_column_help),
+            Stop("import-running", f"/learners/import/{running.pk}/"),
+            Stop("import-finished-passwords", f"/learners/import/{finished.pk}/"),
+            Stop("followup-item-error", f"/follow-ups/{followup.pk}/", bad_due_date),
+            Stop(
+                "password-reset-error",
+                f"/learners/{learner.pk}/password/",
+                submit_without_browser_checks,
+            ),  # fmt: skip
+            Stop("erase-confirm", f"/learners/{learner.pk}/erase/"),
+            Stop("staff-attempt-refused", f"/learners/{other_learner.pk}/attempts/44/"),
+            Stop("operations-failures", "/operations/", add_failures_and_reload),
+        ],
+        learner.user: [
+            Stop("autosave-saved", "/me/assessments/41/page/1/", autosave("id_q1_1")),
+            Stop("autosave-failed", "/me/assessments/41/page/1/", autosave("id_q2_2", fail=True)),
+            Stop("check-send-error", "/me/assessments/41/check/", expect_status(400)),
+            Stop("sign-out-confirm", "/accounts/logout/"),
+            Stop("signed-out", "/accounts/logout/", submit_without_browser_checks),
+        ],
+        other_learner.user: [
+            Stop("my-assessments-refused", "/me/"),
+            Stop("results-needs-help-everywhere", "/me/assessments/47/results/"),
+            Stop("results-sending", "/me/assessments/45/results/"),
+            Stop("results-waiting-to-send", "/me/assessments/43/results/"),
+            Stop("results-refused", "/me/assessments/44/results/"),
+            Stop("upstream-error", "/me/assessments/46/results/", expect_status(503)),
+            Stop("server-error", "/me/assessments/43/results/", expect_status(500)),
+            # Last of all: every learner page after it would open the dialog too.
+            Stop("session-dialog", "/me/", session_dialog(settings)),
+        ],
+    }
+
+
 @pytest.fixture
-def portal_with_data(upstream, staff, learner, other_learner):
-    return fill_portal(staff=staff, learner=learner, other_learner=other_learner)
+def portal_with_data(upstream, staff, learner, other_learner, settings, monkeypatch):
+    """The shared stops (tests/test_lean_pages.py visits them too), then this file's own."""
+    shared = fill_portal(staff=staff, learner=learner, other_learner=other_learner)
+    more = more_stops(
+        staff=staff,
+        learner=learner,
+        other_learner=other_learner,
+        settings=settings,
+        monkeypatch=monkeypatch,
+    )
+    visitors = [(user, stops + more.pop(user, [])) for user, stops in shared]
+    return visitors + list(more.items())
 
 
 def visit_every_page(browser, live_server, visitors, width: int, height: int) -> Iterator:
@@ -134,7 +357,7 @@ def visit_as(page, base: str, user, stops: list[Stop]) -> Iterator:
         browser_sign_in(page, base, user.username)
     for stop in stops:
         response = page.goto(base + stop.path)
-        assert response.ok, f"{stop.name}: {response.status} {page.url}"
+        assert response.status == stop.status, f"{stop.name}: {response.status} {page.url}"
         if stop.then:
             stop.then(page)
         yield stop, page
@@ -165,12 +388,18 @@ SMALL_TARGETS_JS = """() => {
 
 SMALL_TEXT_JS = """() => {
   const small = [];
+  const scaleOf = (el) => {
+    const svg = el.closest("svg");
+    if (!svg) return 1;
+    const drawn = svg.getBoundingClientRect().width, units = svg.viewBox.baseVal.width;
+    return units ? drawn / units : 1;
+  };
   for (const el of document.body.querySelectorAll("*")) {
-    if (el.closest("svg, script, style, noscript") || !el.checkVisibility()) continue;
+    if (el.closest("script, style, noscript, title") || !el.checkVisibility()) continue;
     const ownText = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
     const box = el.getBoundingClientRect();
     if (!ownText || box.right <= 0 || (box.width <= 1 && box.height <= 1)) continue;
-    const size = parseFloat(getComputedStyle(el).fontSize);
+    const size = Math.round(parseFloat(getComputedStyle(el).fontSize) * scaleOf(el) * 10) / 10;
     const text = el.textContent.trim().slice(0, 30);
     if (size < 16) small.push(`${el.tagName.toLowerCase()} "${text}" is ${size}px`);
   }
@@ -200,6 +429,7 @@ def test_every_page_fits_the_screen_with_targets_to_tap_and_text_to_read(
         page.screenshot(path=str(ARTIFACTS / f"{stop.name}-{width}.png"), full_page=True)
         problems += [f"{stop.name}: {problem}" for problem in problems_on(page)]
 
-    assert len(seen) == len(ANONYMOUS) + 11 + len(LEARNER)
+    assert len(seen) == len(set(seen)) == sum(len(stops) for _, stops in portal_with_data)
+    assert len(seen) >= len(ANONYMOUS) + 11 + len(LEARNER) + 27
     assert all((ARTIFACTS / f"{name}-{width}.png").stat().st_size > 1000 for name in seen)
     assert problems == [], "\n".join(problems)

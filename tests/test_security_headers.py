@@ -28,7 +28,7 @@ EXPECTED_CSP = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],
     "style-src": ["'self'"],
-    "img-src": ["'self'", "https:"],
+    "img-src": ["'self'"],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],
     "frame-ancestors": ["'none'"],
