@@ -1,6 +1,7 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AssessmentsConfig(AppConfig):
     name = "assessments"
-    verbose_name = "Assessments"
+    verbose_name = _("Assessments")

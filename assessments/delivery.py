@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, fit
 from assessments.services import AttemptClosed
@@ -29,7 +30,7 @@ from portal.partner_api import (
     get_client,
 )
 from portal.sanitize import sanitize_html
-from portal.upstream import failure_message
+from portal.upstream import failure_reason_lazy, text_to_store
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,10 @@ SUBMISSION_REFUSED_STATUSES = frozenset({400, 422})
 # means the earlier one arrived.
 ALREADY_SUBMITTED_STATUS = 409
 
-RESULTS_NOT_READY = "The assessment service has not made the results available yet."
-RESULTS_NOT_STORED = (
+# Kept in the attempt's last_error in the source language, translated when shown
+# (portal.upstream.text_to_store).
+RESULTS_NOT_READY = gettext_lazy("The assessment service has not made the results available yet.")
+RESULTS_NOT_STORED = gettext_lazy(
     "The results arrived but could not be stored. Your administrator has been told."
 )
 
@@ -105,7 +108,7 @@ def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttemp
     except PartnerApiRejected:
         pass  # no results upstream: the earlier submission did not arrive
     except PartnerApiError as error:
-        return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
+        return _retry_later(attempt, State.SUBMIT_PENDING, failure_reason_lazy(error), error)
     else:
         logger.info("Attempt %s had arrived upstream; completing without resending", attempt.pk)
         _store_results(attempt, results)
@@ -121,8 +124,11 @@ def attempt_fetch_results(*, attempt: AssessmentAttempt) -> AssessmentResult | N
         results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
     except PartnerApiError as error:
         logger.info("Results of attempt %s not available: %s", attempt.pk, error)
-        message = RESULTS_NOT_READY if isinstance(error, PartnerApiRejected) else None
-        _retry_later(attempt, State.SUBMITTED, message or failure_message(error), error)
+        if isinstance(error, PartnerApiRejected):
+            message = RESULTS_NOT_READY
+        else:
+            message = failure_reason_lazy(error)
+        _retry_later(attempt, State.SUBMITTED, message, error)
         return None
     return _store_results(attempt, results)
 
@@ -187,14 +193,14 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
         )
     except PartnerApiRejected as error:
         if error.status in SUBMISSION_REFUSED_STATUSES:
-            return _record(attempt, State.REJECTED, failure_message(error))
+            return _record(attempt, State.REJECTED, failure_reason_lazy(error))
         if error.status != ALREADY_SUBMITTED_STATUS:
-            return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
+            return _retry_later(attempt, State.SUBMIT_PENDING, failure_reason_lazy(error), error)
         logger.info("Attempt %s was already submitted upstream", attempt.pk)
     except PartnerApiError as error:
         # Timeout, dropped connection, 5xx, 429: the upstream may or may not have it.
         logger.warning("Submission of attempt %s is pending: %s", attempt.pk, error)
-        return _retry_later(attempt, State.SUBMIT_PENDING, failure_message(error), error)
+        return _retry_later(attempt, State.SUBMIT_PENDING, failure_reason_lazy(error), error)
     else:
         if isinstance(receipt.body, str):
             # A success status with a body that is not JSON (an error page from a proxy,
@@ -211,7 +217,7 @@ def _confirm_by_results(attempt: AssessmentAttempt) -> AssessmentAttempt:
     try:
         results = get_client().results(attempt.learner.upstream_user_id, attempt.assessment_id)
     except PartnerApiError as error:
-        message = (
+        message = gettext_lazy(
             "The assessment service's reply could not be read, and the answers do not seem "
             "to have arrived yet."
         )
@@ -221,7 +227,7 @@ def _confirm_by_results(attempt: AssessmentAttempt) -> AssessmentAttempt:
 
 
 def _retry_later(
-    attempt: AssessmentAttempt, state: str, message: str, error: PartnerApiError | None = None
+    attempt: AssessmentAttempt, state: str, message: object, error: PartnerApiError | None = None
 ) -> AssessmentAttempt:
     """Record a failed step and queue the next try with backoff."""
     from assessments import tasks
@@ -238,9 +244,14 @@ def _retry_later(
     return attempt
 
 
-def _record(attempt: AssessmentAttempt, state: str, error: str, **fields) -> AssessmentAttempt:
+def _record(attempt: AssessmentAttempt, state: str, error: object, **fields) -> AssessmentAttempt:
     """Move the attempt from the state this caller saw to `state`, unless it moved meanwhile."""
-    values = {"state": state, "last_error": error, "state_changed_at": timezone.now(), **fields}
+    values = {
+        "state": state,
+        "last_error": text_to_store(error),
+        "state_changed_at": timezone.now(),
+        **fields,
+    }
     moved = AssessmentAttempt.objects.filter(pk=attempt.pk, state=attempt.state).update(**values)
     if moved:
         for name, value in values.items():

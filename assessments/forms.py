@@ -1,6 +1,7 @@
 """The question-page form: one radio group per question, built from stored content."""
 
 from django import forms
+from django.utils.translation import gettext
 
 from assessments.taking import QuestionPage
 
@@ -22,7 +23,7 @@ class QuestionPageForm(forms.Form):
                 choices=[(answer["id"], answer["copy"]) for answer in question["answers"]],
                 widget=forms.RadioSelect,
                 required=False,
-                error_messages={"invalid_choice": "Choose one of the answers shown."},
+                error_messages={"invalid_choice": gettext("Choose one of the answers shown.")},
             )
 
     def fields_with_questions(self) -> list[tuple[forms.BoundField, dict]]:
@@ -43,5 +44,5 @@ class QuestionPageForm(forms.Form):
         for question in self.page.questions:
             name = field_name(question)
             if name not in self.errors and not self.cleaned_data.get(name):
-                self.add_error(name, "Choose an answer to this question.")
+                self.add_error(name, gettext("Choose an answer to this question."))
         return not self.errors

@@ -2,6 +2,7 @@
 
 from django.db import models
 from django.utils.functional import cached_property
+from django.utils.translation import gettext, gettext_lazy
 
 from learners.models import Learner
 
@@ -10,20 +11,22 @@ class AssessmentAttempt(models.Model):
     """One upstream assessment offered to a learner, from offer to results."""
 
     class State(models.TextChoices):
-        AVAILABLE = "available", "Available"
-        IN_PROGRESS = "in_progress", "In progress"
-        SUBMITTING = "submitting", "Submitting"
-        SUBMIT_PENDING = "submit_pending", "Waiting to be sent"
-        SUBMITTED = "submitted", "Submitted"
-        COMPLETED = "completed", "Completed"
-        REJECTED = "rejected", "Refused by the assessment service"
+        AVAILABLE = "available", gettext_lazy("Available")
+        IN_PROGRESS = "in_progress", gettext_lazy("In progress")
+        SUBMITTING = "submitting", gettext_lazy("Submitting")
+        SUBMIT_PENDING = "submit_pending", gettext_lazy("Waiting to be sent")
+        SUBMITTED = "submitted", gettext_lazy("Submitted")
+        COMPLETED = "completed", gettext_lazy("Completed")
+        REJECTED = "rejected", gettext_lazy("Refused by the assessment service")
 
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="attempts")
     assessment_id = models.BigIntegerField()
     assessment_version = models.IntegerField(null=True, blank=True)
     target_group = models.CharField(max_length=100, blank=True)
     offer_status = models.CharField(
-        max_length=100, blank=True, help_text="The upstream's status text when it was offered."
+        max_length=100,
+        blank=True,
+        help_text=gettext_lazy("The upstream's status text when it was offered."),
     )
     title = models.TextField(blank=True)
     level = models.CharField(max_length=100, blank=True)
@@ -79,7 +82,11 @@ class AssessmentAttempt(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.title or 'Assessment'} #{self.assessment_id} ({self.learner})"
+        return gettext("%(title)s #%(assessment_id)s (%(learner)s)") % {
+            "title": self.title or gettext("Assessment"),
+            "assessment_id": self.assessment_id,
+            "learner": self.learner,
+        }
 
     @cached_property
     def questions(self) -> list[dict]:
@@ -121,7 +128,7 @@ class AssessmentResult(models.Model):
     attempt = models.OneToOneField(
         AssessmentAttempt, on_delete=models.CASCADE, related_name="result"
     )
-    loa_score = models.DecimalField("LOA score", max_digits=12, decimal_places=4)
+    loa_score = models.DecimalField(gettext_lazy("LOA score"), max_digits=12, decimal_places=4)
     risk_level = models.CharField(max_length=200)
     trait_title = models.TextField(blank=True)
     trait_copy = models.TextField(blank=True)
@@ -137,7 +144,7 @@ class AssessmentResult(models.Model):
         indexes = [models.Index(fields=["risk_level"])]
 
     def __str__(self) -> str:
-        return f"Results of {self.attempt}"
+        return gettext("Results of %(attempt)s") % {"attempt": self.attempt}
 
     @property
     def areas_needing_help(self) -> list["FocusArea"]:

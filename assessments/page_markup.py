@@ -15,6 +15,7 @@ from hashlib import blake2b
 from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
 
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
@@ -22,7 +23,7 @@ from assessments.taking import AttemptSnapshot, QuestionPage, ResultsSnapshot, q
 
 # Part of every cache key: bump it when templates/includes/question.html or results.html
 # change, so a shared cache never serves markup of the previous release.
-MARKUP_VERSION = 1
+MARKUP_VERSION = 2
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 
 QUESTION_TEMPLATE = "assessments/includes/questions.html"
@@ -93,7 +94,8 @@ class PageMarkup:
 def attempt_pages_markup(snapshot: AttemptSnapshot) -> tuple[PageMarkup, ...]:
     """Return every page of the attempt, rendered once per attempt content (none if empty)."""
     digest = blake2b(snapshot.content_version.encode(), digest_size=12).hexdigest()
-    key = f"assessments:pages:{MARKUP_VERSION}:{snapshot.pk}:{digest}"
+    # The pages hold translated text (the heading of a page without a Group): one per language.
+    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{snapshot.pk}:{digest}"
     pages = cache.get(key)
     if pages is None:
         attempt = AssessmentAttempt.objects.get(pk=snapshot.pk)
@@ -141,7 +143,7 @@ def questions_with_errors(
 def results_markup(snapshot: ResultsSnapshot) -> SafeString:
     """Return a result's section, rendered once per stored result (results never change)."""
     digest = blake2b(snapshot.result_version.encode(), digest_size=12).hexdigest()
-    key = f"assessments:results:{MARKUP_VERSION}:{snapshot.result_pk}:{digest}"
+    key = f"assessments:results:{MARKUP_VERSION}:{get_language()}:{snapshot.result_pk}:{digest}"
     html = cache.get(key)
     if html is None:
         result = AssessmentResult.objects.get(pk=snapshot.result_pk)

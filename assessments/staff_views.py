@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from assessments.models import AssessmentAttempt
@@ -48,7 +49,11 @@ def retry_attempt(request: HttpRequest, attempt_pk: int) -> HttpResponse:
     attempt = attempt_retry_now(attempt=attempt)
     messages.info(
         request,
-        f"{attempt.learner.display_name}'s assessment #{attempt.assessment_id} is now: "
-        f"{attempt.get_state_display()}.",
+        _("%(name)s's assessment #%(assessment_id)s is now: %(state)s.")
+        % {
+            "name": attempt.learner.display_name,
+            "assessment_id": attempt.assessment_id,
+            "state": attempt.get_state_display(),
+        },
     )
     return redirect("operations")

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from django.db import connection
+from django.utils.translation import gettext
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 
@@ -19,8 +20,10 @@ class QuestionPage:
 def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
     """Split the stored questions into one page per Group, in order of first appearance."""
     groups: dict[str, list[dict]] = {}
+    # A page always has a heading (callers that cache pages key them by language).
+    untitled = gettext("Questions")
     for position, question in enumerate(attempt.questions, start=1):
-        group = question["group"].strip() or "Questions"  # a page always has a heading
+        group = question["group"].strip() or untitled
         groups.setdefault(group, []).append({**question, "position": position})
     return [
         QuestionPage(number=number, group=group, questions=questions)

@@ -3,6 +3,9 @@
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from assessments import delivery, page_markup, services
@@ -54,7 +57,7 @@ def start(request: HttpRequest) -> HttpResponse:
     try:
         attempt = services.attempt_start(learner=request.learner)
     except services.NothingToTake:
-        messages.info(request, "There is no assessment for you to take right now.")
+        messages.info(request, _("There is no assessment for you to take right now."))
         return redirect("assessments:my_assessments")
     except PartnerApiError as error:
         messages.error(request, failure_message(error))
@@ -114,17 +117,17 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     try:
         services.attempt_save_answers(attempt=attempt, choices=form.choices())
     except services.AttemptClosed:
-        messages.info(request, "These answers have already been sent.")
+        messages.info(request, _("These answers have already been sent."))
         return redirect("assessments:results", assessment_id=assessment_id)
     if "save_and_exit" in request.POST:
-        messages.success(request, "Your answers are saved. You can come back at any time.")
+        messages.success(request, _("Your answers are saved. You can come back at any time."))
         return redirect("assessments:my_assessments")
     if "previous" in request.POST and number > 1:
         return redirect("assessments:page", assessment_id=assessment_id, number=number - 1)
     if form.require_every_answer():
         if number < len(pages) and not returning_to_check:
             return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
-        return redirect("assessments:check", assessment_id=assessment_id)
+        return redirect(_check_answers_url(assessment_id, page, request.GET.get("q")))
 
     posted = {q["id"]: request.POST.get(field_name(q)) for q in page.questions}
     context = {
@@ -138,7 +141,8 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     return render(request, "assessments/question_page.html", context)
 
 
-ANSWERS_SENT = "These answers have already been sent, so they can no longer be changed."
+def _answers_sent() -> str:
+    return _("These answers have already been sent, so they can no longer be changed.")
 
 
 @learner_required
@@ -147,19 +151,20 @@ def save_answer(request: HttpRequest, assessment_id: int) -> JsonResponse:
     """Save one answer as it is chosen (the question page's autosave script)."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if not attempt.is_open:
-        return JsonResponse({"saved": False, "message": ANSWERS_SENT}, status=409)
+        return JsonResponse({"saved": False, "message": _answers_sent()}, status=409)
     pages = question_pages(attempt) if attempt.has_content else []
     number = request.POST.get("page", "")
     if not number.isdecimal() or not 1 <= int(number) <= len(pages):
-        return JsonResponse({"saved": False, "message": "That page does not exist."}, status=400)
+        message = _("That page does not exist.")
+        return JsonResponse({"saved": False, "message": message}, status=400)
     form = QuestionPageForm(request.POST, page=pages[int(number) - 1])
     if not form.is_valid() or not form.choices():
-        message = "Choose one of the answers shown."
+        message = _("Choose one of the answers shown.")
         return JsonResponse({"saved": False, "message": message}, status=400)
     try:
         services.attempt_save_answers(attempt=attempt, choices=form.choices())
     except services.AttemptClosed:
-        return JsonResponse({"saved": False, "message": ANSWERS_SENT}, status=409)
+        return JsonResponse({"saved": False, "message": _answers_sent()}, status=409)
     return JsonResponse({"saved": True, "seconds_left": learner_seconds_left(request)})
 
 
@@ -224,6 +229,13 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
     return render(request, "assessments/results.html", context)
 
 
+def _check_answers_url(assessment_id: int, page, position: str | None) -> str:
+    """The check page, at the row of the question the learner came to change (if any)."""
+    url = reverse("assessments:check", kwargs={"assessment_id": assessment_id})
+    question = next((q for q in page.questions if str(q["position"]) == position), None)
+    return f"{url}#answer-{slugify(question['id'])}" if question else url
+
+
 @learner_required
 @require_POST
 def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
@@ -232,8 +244,10 @@ def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
     if delivery.attempt_deliver(attempt_id=attempt.pk, force=True) is None:
         messages.info(
             request,
-            "Your answers were tried a moment ago. They are safe; please try again in a "
-            "minute, or simply come back later: they will be sent automatically.",
+            _(
+                "Your answers were tried a moment ago. They are safe; please try again in a "
+                "minute, or simply come back later: they will be sent automatically."
+            ),
         )
     return redirect("assessments:results", assessment_id=assessment_id)
 
@@ -252,7 +266,9 @@ def refresh(request: HttpRequest, assessment_id: int) -> HttpResponse:
         return redirect("assessments:results", assessment_id=assessment_id)
     messages.info(
         request,
-        "We fetched the assessment again and kept every answer that still fits. "
-        "Check your answers, answer anything new, then send them.",
+        _(
+            "We fetched the assessment again and kept every answer that still fits. "
+            "Check your answers, answer anything new, then send them."
+        ),
     )
     return redirect("assessments:take", assessment_id=assessment_id)

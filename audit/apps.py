@@ -1,6 +1,7 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AuditConfig(AppConfig):
     name = "audit"
-    verbose_name = "Audit trail"
+    verbose_name = _("Audit trail")

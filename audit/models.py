@@ -2,6 +2,9 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext_lazy as _
 
 
 class AppendOnlyQuerySet(models.QuerySet):
@@ -18,17 +21,17 @@ class AuditEvent(models.Model):
     """One staff action. Never updated or deleted; never holds a password or the API key."""
 
     class Action(models.TextChoices):
-        LEARNER_REGISTERED = "learner_registered", "Registered a learner"
-        RESULTS_VIEWED = "results_viewed", "Viewed results"
-        PASSWORD_RESET = "password_reset", "Reset a learner's password"
-        LEARNER_EXPORTED = "learner_exported", "Exported a learner's data"
-        LEARNER_ERASED = "learner_erased", "Erased a learner's personal data"
-        LEARNERS_EXPORTED = "learners_exported", "Exported learners"
-        SUBMISSION_RETRIED = "submission_retried", "Retried a submission"
-        LEARNERS_IMPORTED = "learners_imported", "Started a bulk registration"
-        CREDENTIALS_DOWNLOADED = "credentials_downloaded", "Downloaded generated passwords"
-        RESULTS_EXPORTED = "results_exported", "Exported results"
-        FOLLOW_UP_CHANGED = "follow_up_changed", "Changed a follow-up"
+        LEARNER_REGISTERED = "learner_registered", _("Registered a learner")
+        RESULTS_VIEWED = "results_viewed", _("Viewed results")
+        PASSWORD_RESET = "password_reset", _("Reset a learner's password")
+        LEARNER_EXPORTED = "learner_exported", _("Exported a learner's data")
+        LEARNER_ERASED = "learner_erased", _("Erased a learner's personal data")
+        LEARNERS_EXPORTED = "learners_exported", _("Exported learners")
+        SUBMISSION_RETRIED = "submission_retried", _("Retried a submission")
+        LEARNERS_IMPORTED = "learners_imported", _("Started a bulk registration")
+        CREDENTIALS_DOWNLOADED = "credentials_downloaded", _("Downloaded generated passwords")
+        RESULTS_EXPORTED = "results_exported", _("Exported results")
+        FOLLOW_UP_CHANGED = "follow_up_changed", _("Changed a follow-up")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(
@@ -41,10 +44,10 @@ class AuditEvent(models.Model):
         "learners.Learner", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     learner_ref = models.CharField(
-        "learner reference", max_length=40, blank=True, help_text="The learner's local id."
+        _("learner reference"), max_length=40, blank=True, help_text=_("The learner's local id.")
     )
     detail = models.JSONField(default=dict, blank=True)
-    ip_address = models.GenericIPAddressField("client IP", null=True, blank=True)
+    ip_address = models.GenericIPAddressField(_("client IP"), null=True, blank=True)
 
     objects = AppendOnlyQuerySet.as_manager()
 
@@ -52,7 +55,9 @@ class AuditEvent(models.Model):
         ordering = ["-at", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M} {self.actor_username}: {self.get_action_display()}"
+        # Shown in the admin: the time in the locale's short format.
+        at = date_format(timezone.localtime(self.at), "SHORT_DATETIME_FORMAT") if self.at else "-"
+        return f"{at} {self.actor_username}: {self.get_action_display()}"
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:

@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class DashboardConfig(AppConfig):
     name = "dashboard"
-    verbose_name = "Cohort dashboard"
+    verbose_name = _("Cohort dashboard")
 
     def ready(self) -> None:
         from assessments.signals import result_stored

@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.utils.dateformat import format as format_date
+from django.utils.formats import number_format
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import pgettext
 
 from dashboard.disclosure import Figure
 
-BAR_WIDTH = 400  # viewBox units; phones show it about 330 px wide, so text stays readable
+BAR_WIDTH = 320  # viewBox units: a 360 px phone draws it about 328 px wide, text at 16 px
 BAR_ROW = 46
-BAR_LABEL_MAX = 44  # characters of a label drawn in the chart; the table holds the rest
+BAR_LABEL_MAX = 34  # characters of a label drawn in the chart; the table holds the rest
 BAR_TEXT_ROOM = 112  # room right of the longest bar for "fewer than 5"
 WITHHELD_STUB = 10  # a withheld count is a short outlined stub, the same whatever its size
 
@@ -68,12 +71,12 @@ class TrendPoint:
     score: Decimal
 
 
-TREND_WIDTH = 360  # viewBox units: about the width of a phone, so the text stays readable
+TREND_WIDTH = 320  # viewBox units: a 360 px phone draws it about 328 px wide, text at 16 px
 TREND_HEIGHT = 210
-TREND_LEFT = 34  # room for the y axis labels
-TREND_TOP = 26  # room for the score above the highest point
-TREND_BOTTOM = 44  # room for the dates, on two lines
-TREND_INSET = 30  # first and last points sit this far inside, so their dates fit
+TREND_LEFT = 38  # room for the y axis labels
+TREND_TOP = 28  # room for the score above the highest point
+TREND_BOTTOM = 48  # room for the dates, on two lines
+TREND_INSET = 28  # first and last points sit this far inside, so their dates fit
 
 
 def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeString:
@@ -124,6 +127,10 @@ def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeSt
                 " ".join(f"{x},{y}" for x, y in coords),
             )
         )
+    # Translators: how a point's day and month are written under a chart, in Django's date
+    # format letters (https://docs.djangoproject.com/en/stable/ref/templates/builtins/#date);
+    # the year goes on a line of its own below.
+    day_format = pgettext("chart day label", "j M")
     for (x, y), point in zip(coords, points, strict=True):
         marks.append(
             format_html(
@@ -136,7 +143,7 @@ def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeSt
                 ly=y - 10,
                 score=_number(point.score),
                 dy=bottom + 17,
-                day=f"{point.on.day} {point.on:%b}",
+                day=format_date(point.on, day_format),
                 yy=bottom + 33,
                 year=point.on.year,
             )
@@ -158,5 +165,5 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _number(value: Decimal) -> str:
-    """Return a score as the upstream wrote it, without trailing zeros or exponent."""
-    return escape(format(value.normalize(), "f"))
+    """Return a score as the upstream wrote it, in the locale's notation (no trailing zeros)."""
+    return escape(number_format(value.normalize()))

@@ -13,6 +13,9 @@ Two rules, applied to every count before it reaches a table, a chart or a file:
 
 from dataclasses import dataclass
 
+from django.contrib.humanize.templatetags.humanize import intcomma
+from django.utils.translation import gettext, ngettext
+
 
 @dataclass(frozen=True)
 class Figure:
@@ -29,17 +32,26 @@ class Figure:
 
 
 def fewer_than(min_size: int) -> str:
-    return f"fewer than {min_size}"
+    # Translators: a count withheld so that no learner can be singled out, e.g. "fewer than 5".
+    return ngettext("fewer than %(count)s", "fewer than %(count)s", min_size) % {
+        "count": intcomma(min_size)
+    }
 
 
-NOT_SHOWN = "not shown"
+def not_shown() -> str:
+    # Translators: a count withheld so that a small group cannot be worked out by subtraction.
+    return gettext("not shown")
+
+
+def _shown(count: int) -> str:
+    return intcomma(count)  # the locale's digit grouping: 1,234 in English
 
 
 def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:
     """Return one count as a Figure, withheld when it is a small group."""
     if 0 < count < min_size:
         return Figure(label, None, fewer_than(min_size), url)
-    return Figure(label, count, str(count), url)
+    return Figure(label, count, _shown(count), url)
 
 
 def protect_parts(
@@ -64,7 +76,7 @@ def protect_parts(
         if i in small:
             figures.append(Figure(label, None, fewer_than(min_size), urls.get(label, "")))
         elif i in withheld:
-            figures.append(Figure(label, None, NOT_SHOWN, urls.get(label, "")))
+            figures.append(Figure(label, None, not_shown(), urls.get(label, "")))
         else:
-            figures.append(Figure(label, count, str(count), urls.get(label, "")))
+            figures.append(Figure(label, count, _shown(count), urls.get(label, "")))
     return figures

@@ -4,6 +4,8 @@ from datetime import date, datetime, time, timedelta
 
 from django import forms
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext, gettext_lazy
 
 from dashboard.selectors import CohortFilters
 from learners.models import Level
@@ -13,40 +15,52 @@ EARLIEST = date(1900, 1, 1)
 LATEST = date(2999, 12, 31)
 
 
-def _date_field(label: str) -> forms.DateField:
+def _date_field(label: str, invalid: str) -> forms.DateField:
     return forms.DateField(
         label=label,
         required=False,
         input_formats=["%Y-%m-%d"],
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
-        error_messages={"invalid": f"Enter the {label} date as a real date, like 2026-09-01."},
+        error_messages={"invalid": invalid},
     )
 
 
 class CohortFilterForm(forms.Form):
     """Level, and dates from and to (both included); the GET names are level, from, to."""
 
-    level = forms.ChoiceField(choices=[("", "All levels"), *Level.choices], required=False)
+    level = forms.ChoiceField(
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("All levels")), *Level.choices],
+        required=False,
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # "from" is a Python keyword, so these two cannot be declared as class attributes.
-        self.fields["from"] = _date_field("From")
-        self.fields["to"] = _date_field("To")
-        self.fields["level"].error_messages["invalid_choice"] = (
+        self.fields["from"] = _date_field(
+            gettext("From"), gettext("Enter the From date as a real date, like 2026-09-01.")
+        )
+        self.fields["to"] = _date_field(
+            gettext("To"), gettext("Enter the To date as a real date, like 2026-09-01.")
+        )
+        self.fields["level"].error_messages["invalid_choice"] = gettext(
             "Choose a level from the list: further education, secondary or primary."
         )
 
     def clean(self) -> dict:
         cleaned = super().clean()
+        out_of_range = {
+            "from": gettext("Enter a From date from the years 1900 to 2999."),
+            "to": gettext("Enter a To date from the years 1900 to 2999."),
+        }
         for name in ("from", "to"):
             day = cleaned.get(name)
             if day is not None and not EARLIEST <= day <= LATEST:
-                self.add_error(name, f"Enter a {name.title()} date from the years 1900 to 2999.")
+                self.add_error(name, out_of_range[name])
         start, end = cleaned.get("from"), cleaned.get("to")
         both_valid = not (self.has_error("from") or self.has_error("to"))
         if start and end and end < start and both_valid:
-            self.add_error("to", "The To date must be the same as the From date or later.")
+            self.add_error("to", gettext("The To date must be the same as the From date or later."))
         return cleaned
 
     def cohort_filters(self) -> CohortFilters:
@@ -65,14 +79,24 @@ class CohortFilterForm(forms.Form):
     def describe(self) -> str:
         """Return the filters in force in words, e.g. "Secondary, from 1 September 2026"."""
         if self.cohort_filters() == CohortFilters():
-            return "all learners at every date"
+            return gettext("all learners at every date")
         level, start, end = (self.cleaned_data[name] for name in ("level", "from", "to"))
-        words = [Level(level).label if level else "all levels"]
+        words = {
+            "level": Level(level).label if level else gettext("all levels"),
+            "start": date_format(start, "DATE_FORMAT") if start else "",
+            "end": date_format(end, "DATE_FORMAT") if end else "",
+        }
+        if start and end:
+            # Translators: the filters in force, after "Showing"; level is a learner level or
+            # "all levels", start and end are dates.
+            return gettext("%(level)s, from %(start)s, to %(end)s") % words
         if start:
-            words.append(f"from {start.day} {start:%B %Y}")
+            # Translators: the filters in force, after "Showing".
+            return gettext("%(level)s, from %(start)s") % words
         if end:
-            words.append(f"to {end.day} {end:%B %Y}")
-        return ", ".join(words)
+            # Translators: the filters in force, after "Showing".
+            return gettext("%(level)s, to %(end)s") % words
+        return str(words["level"])
 
     def filter_detail(self) -> dict[str, str]:
         """Return the filters in force as text, for the audit trail and the export link."""

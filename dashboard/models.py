@@ -10,6 +10,7 @@ The rows are derived data: `dashboard.cohort` rebuilds any learner's rows from t
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from assessments.models import AssessmentResult
 from learners.models import Learner
@@ -38,7 +39,10 @@ class CohortResult(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Result {self.result_id}: {self.risk_level}"
+        return gettext("Result %(result)s: %(risk_level)s") % {
+            "result": self.result_id,
+            "risk_level": self.risk_level,
+        }
 
 
 class CohortNeedsHelp(models.Model):

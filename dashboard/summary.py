@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from dashboard.charts import bar_chart
 from dashboard.disclosure import Figure, protect, protect_parts
@@ -39,16 +40,16 @@ def cohort_summary(filters: CohortFilters) -> CohortSummary:
     undated = filters.start is None and filters.end is None
     headline = [
         protect(
-            "Learners registered",
+            _("Learners registered"),
             counts.registered,
             min_size=size,
             # The learner list has no date filter: link it only when it shows the same learners.
             url=_url("learners:list", level) if undated else "",
         ),
-        protect("Learners assessed", assessed, min_size=size),
-        protect("Learners with an assessment in progress", counts.in_progress, min_size=size),
+        protect(_("Learners assessed"), assessed, min_size=size),
+        protect(_("Learners with an assessment in progress"), counts.in_progress, min_size=size),
         protect(
-            "Assessments waiting to be delivered",
+            _("Assessments waiting to be delivered"),
             counts.pending_delivery,
             min_size=size,
             url=reverse("operations"),
@@ -74,13 +75,13 @@ def cohort_summary(filters: CohortFilters) -> CohortSummary:
         risk=risk,
         risk_chart=bar_chart(
             chart_id="risk-chart",
-            title="Learners by risk level in their latest results",
+            title=_("Learners by risk level in their latest results"),
             figures=risk,
         ),
         needs_help=needs_help,
         needs_help_chart=bar_chart(
             chart_id="needs-help-chart",
-            title="Learners needing help, by focus area, in their latest results",
+            title=_("Learners needing help, by focus area, in their latest results"),
             figures=needs_help,
         ),
     )

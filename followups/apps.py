@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class FollowupsConfig(AppConfig):
     name = "followups"
-    verbose_name = "Follow-ups"
+    verbose_name = _("Follow-ups")
 
     def ready(self) -> None:
         from assessments.signals import result_stored

@@ -5,6 +5,7 @@ from datetime import date, timedelta
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
 
 from followups.models import FollowUp
 from followups.selectors import ALL, ASSIGNED_TO_ME, OPEN, UNASSIGNED
@@ -20,33 +21,48 @@ class FollowUpFilterForm(forms.Form):
 
     status = forms.ChoiceField(
         required=False,
-        choices=[(OPEN, "Open (not resolved)"), *FollowUp.Status.choices, (ALL, "All")],
+        label=gettext_lazy("Status"),
+        choices=[
+            (OPEN, gettext_lazy("Open (not resolved)")),
+            *FollowUp.Status.choices,
+            (ALL, gettext_lazy("All")),
+        ],
     )
-    assignee = forms.ChoiceField(required=False, label="Assigned to")
-    area = forms.ChoiceField(required=False, label="Focus area")
-    risk_level = forms.ChoiceField(required=False, label="Risk level")
-    level = forms.ChoiceField(required=False, choices=[("", "Any level"), *Level.choices])
-    overdue = forms.BooleanField(required=False, label="Overdue only")
+    assignee = forms.ChoiceField(required=False, label=gettext_lazy("Assigned to"))
+    area = forms.ChoiceField(required=False, label=gettext_lazy("Focus area"))
+    risk_level = forms.ChoiceField(required=False, label=gettext_lazy("Risk level"))
+    level = forms.ChoiceField(
+        required=False,
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("Any level")), *Level.choices],
+    )
+    overdue = forms.BooleanField(required=False, label=gettext_lazy("Overdue only"))
     sort = forms.ChoiceField(
         required=False,
-        label="Sort by",
+        label=gettext_lazy("Sort by"),
         choices=[
-            ("due", "Due date, soonest first"),
-            ("newest", "Newest first"),
-            ("risk", "Risk level, highest first"),
+            ("due", gettext_lazy("Due date, soonest first")),
+            ("newest", gettext_lazy("Newest first")),
+            ("risk", gettext_lazy("Risk level, highest first")),
         ],  # fmt: skip
     )
 
     def __init__(self, *args, staff: list, area_names: list[str], risk_levels: list[str], **kw):
         super().__init__(*args, **kw)
         self.fields["assignee"].choices = [
-            ("", "Anyone or no one"),
-            (ASSIGNED_TO_ME, "Assigned to me"),
-            (UNASSIGNED, "Unassigned"),
+            ("", gettext("Anyone or no one")),
+            (ASSIGNED_TO_ME, gettext("Assigned to me")),
+            (UNASSIGNED, gettext("Unassigned")),
             *[(str(user.pk), user.get_username()) for user in staff],
         ]
-        self.fields["area"].choices = [("", "Any focus area"), *[(n, n) for n in area_names]]
-        self.fields["risk_level"].choices = [("", "Any risk level"), *[(r, r) for r in risk_levels]]
+        self.fields["area"].choices = [
+            ("", gettext("Any focus area")),
+            *[(n, n) for n in area_names],
+        ]
+        self.fields["risk_level"].choices = [
+            ("", gettext("Any risk level")),
+            *[(r, r) for r in risk_levels],
+        ]
 
     def filters(self) -> dict:
         """Return the valid filters (a bad value is dropped, not an error, as in a link)."""
@@ -66,32 +82,47 @@ class FollowUpFilterForm(forms.Form):
 class StaffChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: AbstractBaseUser) -> str:
         full = obj.get_full_name() if hasattr(obj, "get_full_name") else ""
-        return f"{full} ({obj.get_username()})" if full else obj.get_username()
+        if not full:
+            return obj.get_username()
+        # Translators: a member of staff in a list: full name (username).
+        return gettext("%(name)s (%(username)s)") % {"name": full, "username": obj.get_username()}
 
 
 class FollowUpUpdateForm(forms.Form):
     """A staff member's changes to one item, and an optional note."""
 
-    status = forms.ChoiceField(choices=FollowUp.Status.choices)
+    status = forms.ChoiceField(label=gettext_lazy("Status"), choices=FollowUp.Status.choices)
     assignee = StaffChoiceField(
-        queryset=None, required=False, label="Assigned to", empty_label="No one (unassigned)"
+        queryset=None,
+        required=False,
+        label=gettext_lazy("Assigned to"),
+        empty_label=gettext_lazy("No one (unassigned)"),
     )
     due_date = forms.DateField(
-        label="Due date",
-        help_text="For example, 2026-03-27",
+        label=gettext_lazy("Due date"),
+        help_text=gettext_lazy("For example, 2026-03-27"),
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
         error_messages={
-            "required": "Enter a due date",
-            "invalid": "Enter the due date as a real date, for example 2026-03-27",
+            "required": gettext_lazy("Enter a due date"),
+            "invalid": gettext_lazy("Enter the due date as a real date, for example 2026-03-27"),
         },
     )
     note = forms.CharField(
         required=False,
-        label="Add a note (optional)",
-        help_text="What was done or agreed. Notes are kept with your name and the date.",
+        label=gettext_lazy("Add a note (optional)"),
+        help_text=gettext_lazy(
+            "What was done or agreed. Notes are kept with your name and the date."
+        ),
         max_length=NOTE_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 4}),
-        error_messages={"max_length": f"Keep the note under {NOTE_MAX_LENGTH} characters"},
+        # The length validator fills in limit_value (NOTE_MAX_LENGTH) when the error is shown.
+        error_messages={
+            "max_length": ngettext_lazy(
+                "Keep the note under %(limit_value)d character",
+                "Keep the note under %(limit_value)d characters",
+                "limit_value",
+            )
+        },
     )
 
     def __init__(self, *args, follow_up: FollowUp, staff, **kwargs):
@@ -103,20 +134,24 @@ class FollowUpUpdateForm(forms.Form):
         super().__init__(*args, initial=initial, **kwargs)
         self.follow_up = follow_up
         self.fields["assignee"].queryset = staff
-        self.fields["assignee"].error_messages["invalid_choice"] = (
+        self.fields["assignee"].error_messages["invalid_choice"] = gettext(
             "Choose a member of staff from the list"
         )
-        self.fields["status"].error_messages["invalid_choice"] = "Choose a status from the list"
+        self.fields["status"].error_messages["invalid_choice"] = gettext(
+            "Choose a status from the list"
+        )
 
     def clean_due_date(self) -> date:
         due = self.cleaned_data["due_date"]
         opened = timezone.localdate(self.follow_up.created_at)
         if due < opened:
+            # The date is written as the date field takes it (year-month-day).
             raise forms.ValidationError(
-                f"The due date cannot be before the item was opened ({opened:%Y-%m-%d})"
+                gettext("The due date cannot be before the item was opened (%(date)s)")
+                % {"date": opened.isoformat()}
             )
         if due > timezone.localdate() + DUE_DATE_MAX_AHEAD:
-            raise forms.ValidationError("The due date must be within a year from today")
+            raise forms.ValidationError(gettext("The due date must be within a year from today"))
         return due
 
     def clean(self) -> dict:
@@ -131,5 +166,7 @@ class FollowUpUpdateForm(forms.Form):
             and not data.get("note", "").strip()
         )
         if unchanged:
-            raise forms.ValidationError("Nothing was changed: change a field or add a note")
+            raise forms.ValidationError(
+                gettext("Nothing was changed: change a field or add a note")
+            )
         return data

@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext, gettext_lazy
 
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
@@ -25,10 +27,10 @@ class FollowUp(models.Model):
     """One completed attempt whose results flag at least one focus area as needing help."""
 
     class Status(models.TextChoices):
-        NEW = "new", "New"
-        CONTACTED = "contacted", "Contacted"
-        REFERRED = "referred", "Referred"
-        RESOLVED = "resolved", "Resolved"
+        NEW = "new", gettext_lazy("New")
+        CONTACTED = "contacted", gettext_lazy("Contacted")
+        REFERRED = "referred", gettext_lazy("Referred")
+        RESOLVED = "resolved", gettext_lazy("Resolved")
 
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="follow_ups")
     # One item per completed attempt: the database makes opening it idempotent.
@@ -71,7 +73,10 @@ class FollowUp(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Follow-up #{self.pk} of {self.learner}"
+        return gettext("Follow-up #%(pk)s of %(learner)s") % {
+            "pk": self.pk,
+            "learner": self.learner,
+        }
 
     @property
     def is_open(self) -> bool:
@@ -116,4 +121,7 @@ class FollowUpNote(models.Model):
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"Note by {self.author_username} on {self.created_at:%Y-%m-%d}"
+        return gettext("Note by %(author)s on %(date)s") % {
+            "author": self.author_username,
+            "date": date_format(timezone.localtime(self.created_at), "SHORT_DATE_FORMAT"),
+        }

@@ -4,6 +4,8 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.text import get_text_list
+from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
 from audit.services import audit_record
@@ -88,9 +90,10 @@ def _audit_change(request, follow_up: FollowUp, fields: list[str], note_added: b
 
 
 def _change_message(fields: list[str], note_added: bool) -> str:
-    labels = {"status": "status", "assignee": "assignee", "due_date": "due date"}
-    parts = [labels[name] for name in fields] + (["a note"] if note_added else [])
+    # Translators: what a staff member's save changed, listed in "Saved: ..." below.
+    labels = {"status": _("status"), "assignee": _("assignee"), "due_date": _("due date")}
+    parts = [labels[name] for name in fields] + ([_("a note")] if note_added else [])
     if not parts:
-        return "Nothing needed changing: someone else had already made the same change."
-    saved = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-    return f"Saved: {saved}."
+        return _("Nothing needed changing: someone else had already made the same change.")
+    # Translators: %(changes)s lists what was saved, e.g. "status, due date and a note".
+    return _("Saved: %(changes)s.") % {"changes": get_text_list(parts, _("and"))}

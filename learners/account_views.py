@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 
 from learners.account_services import learner_password_reset
@@ -37,9 +38,11 @@ def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
         )
         messages.success(
             request,
-            f"The password of {learner.display_name} is reset. Give them the new password: "
-            f"they sign in with the username {learner.username}. Any session they had open "
-            "is signed out.",
+            _(
+                "The password of %(name)s is reset. Give them the new password: they sign in "
+                "with the username %(username)s. Any session they had open is signed out."
+            )
+            % {"name": learner.display_name, "username": learner.username},
         )
         return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/password.html", {"learner": learner, "form": form})

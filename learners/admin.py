@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from learners.models import ImportJob, Learner
 
@@ -38,7 +39,7 @@ class LearnerAdmin(admin.ModelAdmin):
     list_select_related = ["registered_by"]
     date_hierarchy = "registered_at"
 
-    @admin.display(description="upstream learner id")
+    @admin.display(description=_("upstream learner id"))
     def upstream_id_hint(self, learner: Learner) -> str:
         """Show only the end of the upstream id."""
         if not learner.upstream_user_id:

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from audit.models import AuditEvent
@@ -27,7 +28,8 @@ def learners_csv(request: HttpRequest) -> HttpResponse:
     """Download the learners the list shows for its search and level, as CSV."""
     form = LearnerSearchForm(request.GET)
     if not form.is_valid():
-        messages.error(request, f"Nothing was exported: {_errors(form)}")
+        # Translators: %(errors)s is the search form's error messages, in sentences.
+        messages.error(request, _("Nothing was exported: %(errors)s") % {"errors": _errors(form)})
         return redirect(f"{reverse('learners:list')}?{request.GET.urlencode()}")
     query, level = form.cleaned_data["q"].strip(), form.cleaned_data["level"]
     audit_record(request=request, action=AuditEvent.Action.LEARNERS_EXPORTED, q=query, level=level)
@@ -43,7 +45,7 @@ def results_csv(request: HttpRequest) -> HttpResponse:
     form = CohortFilterForm(request.GET)
     if not form.is_valid():
         # The dashboard shows the same form with its error summary.
-        messages.error(request, "Nothing was exported: correct the filters first.")
+        messages.error(request, _("Nothing was exported: correct the filters first."))
         return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
     detail = form.filter_detail()
     audit_record(request=request, action=AuditEvent.Action.RESULTS_EXPORTED, **detail)

@@ -7,6 +7,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from learners.models import Level
 from learners.selectors import username_taken
@@ -20,53 +22,82 @@ OLDEST_AGE_YEARS = 100
 class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
     """Register a learner; field names are the spec's."""
 
+    required_messages = {
+        "username": gettext_lazy("Enter the username."),
+        "password": gettext_lazy("Enter the password."),
+        "dob": gettext_lazy("Enter the date of birth."),
+    }
+
     username = forms.CharField(
+        label=gettext_lazy("Username"),
         max_length=150,
         validators=[UnicodeUsernameValidator()],
-        help_text="Letters, digits and @ . + - _ only. The learner signs in with it.",
+        help_text=gettext_lazy("Letters, digits and @ . + - _ only. The learner signs in with it."),
     )
     password = forms.CharField(
+        label=gettext_lazy("Password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="At least 8 characters, not a common password and not only digits.",
+        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
     )
     dob = forms.DateField(
-        label="Date of birth",
+        label=gettext_lazy("Date of birth"),
         input_formats=["%Y-%m-%d"],
         widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
-        help_text="Use the date picker, or type it as year-month-day, for example 2009-03-27.",
-        error_messages={"invalid": "Enter the date of birth as a real date, like 2009-03-27."},
+        help_text=gettext_lazy(
+            "Use the date picker, or type it as year-month-day, for example 2009-03-27."
+        ),
+        error_messages={
+            "invalid": gettext_lazy("Enter the date of birth as a real date, like 2009-03-27.")
+        },
     )
-    email = forms.EmailField(required=False, label="Email (optional)")
-    first_name = forms.CharField(max_length=150, required=False, label="First name (optional)")
-    last_name = forms.CharField(max_length=150, required=False, label="Last name (optional)")
+    email = forms.EmailField(required=False, label=gettext_lazy("Email (optional)"))
+    first_name = forms.CharField(
+        max_length=150, required=False, label=gettext_lazy("First name (optional)")
+    )
+    last_name = forms.CharField(
+        max_length=150, required=False, label=gettext_lazy("Last name (optional)")
+    )
     level = forms.ChoiceField(
-        choices=[("", "Not set (the assessment service decides)"), *Level.choices],
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("Not set (the assessment service decides)")), *Level.choices],
         required=False,
-        help_text="Further education, secondary or primary.",
+        help_text=gettext_lazy("Further education, secondary or primary."),
     )
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"]
         if username_taken(username):
-            raise ValidationError("That username is already taken. Choose another.")
+            raise ValidationError(_("That username is already taken. Choose another."))
         return username
 
     def clean_dob(self) -> date:
         dob = self.cleaned_data["dob"]
         today = date.today()
         if dob >= today:
-            raise ValidationError("Date of birth must be in the past.")
+            raise ValidationError(_("Date of birth must be in the past."))
         age = today.year - dob.year - ((today.month, today.day) < (dob.month, dob.day))
         if age < YOUNGEST_AGE_YEARS:
             raise ValidationError(
-                f"With this date of birth the learner would be under {YOUNGEST_AGE_YEARS} "
-                "years old. Check the year."
+                ngettext(
+                    "With this date of birth the learner would be under %(age)s year old. "
+                    "Check the year.",
+                    "With this date of birth the learner would be under %(age)s years old. "
+                    "Check the year.",
+                    YOUNGEST_AGE_YEARS,
+                )
+                % {"age": YOUNGEST_AGE_YEARS}
             )
         if age > OLDEST_AGE_YEARS:
             raise ValidationError(
-                f"With this date of birth the learner would be over {OLDEST_AGE_YEARS} "
-                "years old. Check the year."
+                ngettext(
+                    "With this date of birth the learner would be over %(age)s year old. "
+                    "Check the year.",
+                    "With this date of birth the learner would be over %(age)s years old. "
+                    "Check the year.",
+                    OLDEST_AGE_YEARS,
+                )
+                % {"age": OLDEST_AGE_YEARS}
             )
         return dob
 
@@ -91,21 +122,30 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
 class LearnerSearchForm(forms.Form):
     """Search and filter the learner list."""
 
-    q = forms.CharField(required=False, label="Search", max_length=100)
-    level = forms.ChoiceField(choices=[("", "All levels"), *Level.choices], required=False)
+    q = forms.CharField(required=False, label=gettext_lazy("Search"), max_length=100)
+    level = forms.ChoiceField(
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("All levels")), *Level.choices],
+        required=False,
+    )
 
 
 class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
     """Choose a new password for a learner, typed twice and checked by the validators."""
 
+    required_messages = {
+        "new_password1": gettext_lazy("Enter the new password."),
+        "new_password2": gettext_lazy("Enter the new password again."),
+    }
+
     new_password1 = forms.CharField(
-        label="New password",
+        label=gettext_lazy("New password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="At least 8 characters, not a common password and not only digits.",
+        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
     )
     new_password2 = forms.CharField(
-        label="New password again",
+        label=gettext_lazy("New password again"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
@@ -119,7 +159,7 @@ class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
         password = cleaned.get("new_password1")
         again = cleaned.get("new_password2")
         if password and again and password != again:
-            self.add_error("new_password2", "The two passwords do not match. Type it again.")
+            self.add_error("new_password2", _("The two passwords do not match. Type it again."))
         elif password:
             # The learner's names live on the Learner, not the User: give them to the
             # similarity check, as registration does.

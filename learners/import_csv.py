@@ -9,9 +9,15 @@ from dataclasses import dataclass
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.humanize.templatetags.humanize import intcomma
 from django.core.validators import MaxLengthValidator
 from django.db.models.functions import Lower
 from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.functional import lazy
+from django.utils.text import get_text_list
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from learners.forms import LearnerRegistrationForm
@@ -32,7 +38,7 @@ TEMPLATE_EXAMPLE = (
     "Pupil",
     Level.SECONDARY.value,
 )
-LEVEL_CODES = ", ".join(code for code, _ in Level.choices[:-1]) + f" or {Level.choices[-1][0]}"
+LEVEL_CODES = Level.values
 EMAIL_MAX_LENGTH = 254
 # Cells are cut to this for the preview and the result file of a row that is skipped anyway.
 SHOWN_VALUE_LIMIT = 150
@@ -83,10 +89,17 @@ def _import_row_fields() -> _SharedFields:
     fields = copy.deepcopy(LearnerRegistrationForm().fields)
     fields["password"].required = False
     fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
-    fields["level"].error_messages["invalid_choice"] = (
-        f"Use one of the level codes {LEVEL_CODES}, or leave it empty."
-    )
+    # Lazy: these fields are set up once, at import time; the message is translated when shown.
+    fields["level"].error_messages["invalid_choice"] = lazy(_level_codes_message, str)()
     return _SharedFields(fields)
+
+
+def _level_codes_message() -> str:
+    # Translators: %(codes)s lists the level codes, e.g. "LOA_PARTNER_LEVEL1,
+    # LOA_PARTNER_LEVEL2 or LOA_PARTNER_LEVEL3"; the codes are kept as they are.
+    return _("Use one of the level codes %(codes)s, or leave it empty.") % {
+        "codes": get_text_list(LEVEL_CODES, _("or"))
+    }
 
 
 ImportRowForm.base_fields = _import_row_fields()
@@ -98,14 +111,17 @@ def file_rows(file) -> Iterator[FileRow]:
     size = getattr(file, "size", None)
     if size is not None and size > max_bytes:
         raise ImportFileError(
-            f"The file is too large ({_megabytes(size)}). Files of up to "
-            f"{_megabytes(max_bytes)} can be imported: split it into smaller files."
+            _(
+                "The file is too large (%(size)s). Files of up to %(limit)s can be imported: "
+                "split it into smaller files."
+            )
+            % {"size": _megabytes(size), "limit": _megabytes(max_bytes)}
         )
     raw = getattr(file, "file", file)
     raw.seek(0)
     start = raw.read(BINARY_SNIFF_BYTES)
     if not start:
-        raise ImportFileError("The file is empty. Download the template and fill it in.")
+        raise ImportFileError(_("The file is empty. Download the template and fill it in."))
     if b"\x00" in start:  # text never holds NUL; spreadsheets' own formats and images do
         raise _not_csv()
     raw.seek(0)
@@ -115,8 +131,10 @@ def file_rows(file) -> Iterator[FileRow]:
         yield from _rows_of(csv.reader(text))
     except UnicodeDecodeError:
         raise ImportFileError(
-            "The file is not a CSV text file in UTF-8. In your spreadsheet choose "
-            "Save as, then \u201cCSV UTF-8 (comma delimited)\u201d, and upload that file."
+            _(
+                "The file is not a CSV text file in UTF-8. In your spreadsheet choose "
+                "Save as, then \u201cCSV UTF-8 (comma delimited)\u201d, and upload that file."
+            )
         ) from None
     except csv.Error:
         raise _not_csv() from None
@@ -126,8 +144,10 @@ def file_rows(file) -> Iterator[FileRow]:
 
 def _not_csv() -> ImportFileError:
     return ImportFileError(
-        "The file could not be read as CSV (it looks like a binary file, such as a "
-        "spreadsheet in its own format). Save it as \u201cCSV UTF-8\u201d and upload that."
+        _(
+            "The file could not be read as CSV (it looks like a binary file, such as a "
+            "spreadsheet in its own format). Save it as \u201cCSV UTF-8\u201d and upload that."
+        )
     )
 
 
@@ -135,7 +155,9 @@ def _rows_of(reader) -> Iterator[FileRow]:
     """Check the header, then yield each non-empty row as a FileRow."""
     header = next(reader, None)
     if header is None or not any(cell.strip() for cell in header):
-        raise ImportFileError("The file has no header row. Download the template and fill it in.")
+        raise ImportFileError(
+            _("The file has no header row. Download the template and fill it in.")
+        )
     columns = [cell.strip().lower() for cell in header]
     _check_header(columns)
     max_rows = settings.IMPORT_MAX_ROWS
@@ -146,34 +168,58 @@ def _rows_of(reader) -> Iterator[FileRow]:
         count += 1
         if count > max_rows:
             raise ImportFileError(
-                f"The file has more than {max_rows:,} learners. Split it into files of at "
-                f"most {max_rows:,} rows and import them one after the other."
+                ngettext(
+                    "The file has more than %(limit)s learner. Split it into files of at most "
+                    "%(limit)s row and import them one after the other.",
+                    "The file has more than %(limit)s learners. Split it into files of at most "
+                    "%(limit)s rows and import them one after the other.",
+                    max_rows,
+                )
+                % {"limit": intcomma(max_rows)}
             )
         values = {column: cell for column, cell in zip(columns, cells, strict=False) if column}
         yield FileRow(number=number, values=values, extra_cells=max(len(cells) - len(columns), 0))
     if count == 0:
-        raise ImportFileError("The file has a header row but no learners under it.")
+        raise ImportFileError(_("The file has a header row but no learners under it."))
 
 
 def _check_header(columns: list[str]) -> None:
     """Refuse a header with unknown, repeated or missing columns, naming them."""
+    # The column names are the file's, the same in every language.
     expected = ", ".join(COLUMNS)
     unknown = [column for column in columns if column and column not in COLUMNS]
     if unknown:
         raise ImportFileError(
-            f"The header row has unknown column{'s' if len(unknown) > 1 else ''} "
-            f"{', '.join(_shown(column) for column in unknown)}. The columns are: {expected} "
-            "(password, email, first_name, last_name and level may be left out)."
+            # Translators: %(unknown)s lists the unknown column names as they are in the file
+            # (in quotes, separated by commas); %(expected)s lists the column names, which stay
+            # as they are.
+            ngettext(
+                "The header row has unknown column %(unknown)s. The columns are: %(expected)s "
+                "(password, email, first_name, last_name and level may be left out).",
+                "The header row has unknown columns %(unknown)s. The columns are: %(expected)s "
+                "(password, email, first_name, last_name and level may be left out).",
+                len(unknown),
+            )
+            % {"unknown": ", ".join(_shown(column) for column in unknown), "expected": expected}
         )
     repeated = sorted({column for column in columns if column and columns.count(column) > 1})
     if repeated:
-        raise ImportFileError(f"The header row has the column {repeated[0]} more than once.")
+        raise ImportFileError(
+            _("The header row has the column %(column)s more than once.") % {"column": repeated[0]}
+        )
     missing = [column for column in REQUIRED_COLUMNS if column not in columns]
     if missing:
         raise ImportFileError(
-            f"The header row lacks the column{'s' if len(missing) > 1 else ''} "
-            f"{' and '.join(missing)}. The first row of the file must name the columns: "
-            f"{expected}."
+            # Translators: %(missing)s is one column name or several, e.g. "username and dob";
+            # %(expected)s lists the column names. Column names stay as they are.
+            ngettext(
+                "The header row lacks the column %(missing)s. The first row of the file must "
+                "name the columns: %(expected)s.",
+                "The header row lacks the columns %(missing)s. The first row of the file must "
+                "name the columns: %(expected)s.",
+                len(missing),
+            )
+            % {"missing": get_text_list(missing, _("and")), "expected": expected}
         )
 
 
@@ -191,33 +237,50 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
         values["level"] = values["level"].upper()
         form = ImportRowForm(data=values)
         problems = [
-            f"{field}: {message}" if field != "__all__" else message
+            _field_problem(field, message) if field != "__all__" else str(message)
             for field, messages in form.errors.items()
             for message in messages
         ]
         if row.extra_cells:
             problems.append(
-                f"The row has {row.extra_cells} more cell{'s' if row.extra_cells > 1 else ''} "
-                "than the header: look for a stray comma."
+                ngettext(
+                    "The row has %(count)s more cell than the header: look for a stray comma.",
+                    "The row has %(count)s more cells than the header: look for a stray comma.",
+                    row.extra_cells,
+                )
+                % {"count": row.extra_cells}
             )
         key = values["username"].lower()
         if key:
+            username = values["username"]
             if key in first_seen:
                 problems.append(
-                    f"username: {values['username']} appears more than once in the file "
-                    f"(first at row {first_seen[key]}); usernames must differ, whatever "
-                    "their capitals."
+                    _field_problem(
+                        "username",
+                        _(
+                            "%(username)s appears more than once in the file (first at row "
+                            "%(row)s); usernames must differ, whatever their capitals."
+                        )
+                        % {"username": username, "row": first_seen[key]},
+                    )
                 )
             else:
                 first_seen[key] = row.number
                 if key in taken:
                     problems.append(
-                        f"username: {values['username']} is already registered in the portal."
+                        _field_problem(
+                            "username",
+                            _("%(username)s is already registered in the portal.")
+                            % {"username": username},
+                        )
                     )
                 elif key in importing:
                     problems.append(
-                        f"username: {values['username']} is in another import that is "
-                        "still running."
+                        _field_problem(
+                            "username",
+                            _("%(username)s is in another import that is still running.")
+                            % {"username": username},
+                        )
                     )
         checked.append(_import_row(job, row.number, form, values, problems))
     return checked
@@ -289,10 +352,19 @@ def _usernames_in_use(usernames: set[str]) -> tuple[set[str], set[str]]:
     return taken, importing
 
 
+def _field_problem(field: str, message: str) -> str:
+    """Return a row's problem with the column it is in, e.g. "dob: Enter a date"."""
+    # Translators: A problem in one cell of a CSV file: %(column)s is the column's name in the
+    # file (keep it as it is), %(problem)s the problem.
+    return _("%(column)s: %(problem)s") % {"column": field, "problem": message}
+
+
 def _shown(value: str) -> str:
     """Quote a value from the file for a message, cut short."""
-    return f"\u201c{value[:40]}\u201d"
+    # Translators: A value from the file, quoted.
+    return _("\u201c%(value)s\u201d") % {"value": value[:40]}
 
 
 def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
+    # Translators: A file size in megabytes (millions of bytes), e.g. "1.5 MB".
+    return _("%(size)s MB") % {"size": number_format(size / 1_000_000, decimal_pos=1)}

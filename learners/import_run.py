@@ -27,22 +27,22 @@ from django.contrib.auth.hashers import make_password
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce, Lower
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.functional import lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from learners.import_secrets import password_decrypt
 from learners.models import ImportJob, ImportRow, Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.partner_api import (
-    PartnerApiBadResponse,
     PartnerApiClient,
     PartnerApiError,
     PartnerApiRejected,
-    PartnerApiServerError,
-    PartnerApiUnavailable,
     get_client,
 )
-from portal.upstream import failure_message
+from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
 
 logger = logging.getLogger(__name__)
 
@@ -55,36 +55,54 @@ PREPARE_BATCH = 100
 HASHING_NICENESS = 10
 USERNAME_TAKEN_STATUS = 409
 
+# The reasons a row failed, shown on the progress page and in the result file. They are
+# stored as written, in the language the run was started in (learners.tasks): lazy here.
+
 # The service may have carried out a registration it never confirmed: resending could then
 # register the learner twice, so such a row is reported and left to staff.
-MAYBE_REGISTERED = (
+MAYBE_REGISTERED = gettext_lazy(
     "The service may have registered this learner without confirming it. Include the row in "
     "a new file; if its username is then reported as taken, the service kept it, so choose "
     "another username."
 )
-OUTCOME_UNKNOWN = (
-    "Outcome unknown: the portal stopped while this row was being sent, so it was not sent "
-    f"again. {MAYBE_REGISTERED}"
-)
-TAKEN_LOCALLY = (
+
+
+def _outcome_unknown() -> str:
+    # Translators: %(maybe_registered)s is the sentences "The service may have registered
+    # this learner without confirming it. …".
+    return _(
+        "Outcome unknown: the portal stopped while this row was being sent, so it was not sent "
+        "again. %(maybe_registered)s"
+    ) % {"maybe_registered": MAYBE_REGISTERED}
+
+
+def _unexpected() -> str:
+    # Translators: %(maybe_registered)s is the sentences "The service may have registered
+    # this learner without confirming it. …".
+    return _(
+        "Outcome unknown: the portal failed unexpectedly while sending this row. "
+        "%(maybe_registered)s"
+    ) % {"maybe_registered": MAYBE_REGISTERED}
+
+
+OUTCOME_UNKNOWN = lazy(_outcome_unknown, str)()
+TAKEN_LOCALLY = gettext_lazy(
     "Not sent: the username was registered in the portal after the file was checked. "
     "Choose another username."
 )
-TAKEN_UPSTREAM = (
+TAKEN_UPSTREAM = gettext_lazy(
     "The assessment service says this username is already taken (perhaps by another "
     "partner, or by an earlier registration that did not finish). Choose another username."
 )
-UNUSABLE_ID = (
+UNUSABLE_ID = gettext_lazy(
     "The assessment service returned a learner id the portal cannot use. Nothing was kept "
     "in the portal; tell your administrator."
 )
-UNREADABLE_PASSWORD = (
+UNREADABLE_PASSWORD = gettext_lazy(
     "Not sent: the password kept for this row could no longer be read (the portal's secret "
     "key changed since the file was checked). Include the row in a new file."
 )
-UNEXPECTED = (
-    f"Outcome unknown: the portal failed unexpectedly while sending this row. {MAYBE_REGISTERED}"
-)
+UNEXPECTED = lazy(_unexpected, str)()
 
 
 def import_job_run(*, job_id: int) -> None:
@@ -177,18 +195,25 @@ def import_row_make_signin_ready(*, row_id: int) -> None:
 def row_failure_reason(error: PartnerApiError) -> str:
     """Explain a row the upstream did not register, saying when it may have anyway."""
     if isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS:
-        return TAKEN_UPSTREAM
-    message = failure_message(error).rstrip(".") + "."
+        return str(TAKEN_UPSTREAM)
+    message = failure_message(error)
     if isinstance(error, PartnerApiRejected):
-        return f"Not registered. {message}"
-    maybe_created = isinstance(error, PartnerApiServerError | PartnerApiBadResponse) or (
-        isinstance(error, PartnerApiUnavailable) and error.reached_upstream
-    )
-    if maybe_created:
+        # Translators: %(message)s is what the assessment service's refusal means, in
+        # sentences.
+        return _("Not registered. %(message)s") % {"message": message}
+    if upstream_may_have_acted(error):
         # Only what went wrong: "try again in a few minutes" would invite a second registration.
-        cause = message.split(". ")[0].rstrip(".")
-        return f"Outcome unknown: {cause[0].lower()}{cause[1:]}. {MAYBE_REGISTERED}"
-    return f"Not registered: nothing was sent for this row. {message} Include it in a new file."
+        # Translators: %(cause)s is what went wrong, starting in lower case, e.g. "the
+        # assessment service had an internal error"; %(maybe_registered)s is the sentences "The
+        # service may have registered this learner without confirming it. …".
+        return _("Outcome unknown: %(cause)s. %(maybe_registered)s") % {
+            "cause": failure_cause(error),
+            "maybe_registered": MAYBE_REGISTERED,
+        }
+    # Translators: %(message)s is what went wrong, in sentences.
+    return _(
+        "Not registered: nothing was sent for this row. %(message)s Include it in a new file."
+    ) % {"message": message}
 
 
 # The run ---------------------------------------------------------------------------------------
@@ -284,11 +309,17 @@ def _yield_cpu_to_senders() -> None:
 
 
 def _thread(target, name: str) -> threading.Thread:
-    """Start a daemon thread that closes its own database connection when done."""
+    """Start a daemon thread that closes its own database connection when done.
+
+    It runs in the starting thread's language: a new thread starts in the default one, and the
+    reasons it writes for staff must be in the language the job was run in.
+    """
+    language = translation.get_language()
 
     def run() -> None:
         try:
-            target()
+            with translation.override(language):
+                target()
         finally:
             connection.close()
 
@@ -405,7 +436,7 @@ def _row_fail_unsent(row: ImportRow, reason: str) -> None:
     """Fail a queued row before anything was sent for it."""
     ImportRow.objects.filter(pk=row.pk, state=ImportRow.State.QUEUED).update(
         state=ImportRow.State.FAILED,
-        reason=reason,
+        reason=str(reason),
         password_encrypted="",
         finished_at=timezone.now(),
     )
@@ -452,7 +483,7 @@ def _row_fail(row: ImportRow, reason: str) -> None:
     with transaction.atomic():
         ImportRow.objects.filter(pk=row.pk, state=ImportRow.State.SENDING).update(
             state=ImportRow.State.FAILED,
-            reason=reason,
+            reason=str(reason),
             password_encrypted="",
             learner=None,
             finished_at=timezone.now(),
@@ -486,7 +517,7 @@ def _abandon_rows_left_sending(job_id: int) -> None:
         with transaction.atomic():
             ImportRow.objects.filter(pk=row_id, state=ImportRow.State.SENDING).update(
                 state=ImportRow.State.FAILED,
-                reason=OUTCOME_UNKNOWN,
+                reason=str(OUTCOME_UNKNOWN),
                 password_encrypted="",
                 learner=None,
                 finished_at=timezone.now(),

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from audit.models import AuditEvent
@@ -84,7 +85,7 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
 
 @staff_required
 def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
-    """Return a running job's progress for the page's script."""
+    """Return a running job's progress for the page's script (its texts in the page's language)."""
     job = get_object_or_404(ImportJob, pk=pk)
     if import_job_resume_if_stalled(job=job):
         job.refresh_from_db()
@@ -113,7 +114,7 @@ def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
     except ImportJobClosed as closed:
         messages.error(request, str(closed))
         return redirect("learners:import_job", pk=pk)
-    messages.success(request, "The import was discarded. Nobody was registered.")
+    messages.success(request, _("The import was discarded. Nobody was registered."))
     return redirect("learners:import")
 
 
@@ -138,8 +139,11 @@ def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
     except CredentialsGone:
         messages.error(
             request,
-            "The passwords are no longer available: they can be downloaded only once, within "
-            "an hour of the import finishing. Reset a learner's password from their page.",
+            _(
+                "The passwords are no longer available: they can be downloaded only once, "
+                "within an hour of the import finishing. Reset a learner's password from their "
+                "page."
+            ),
         )
         return redirect("learners:import_job", pk=pk)
     audit_record(

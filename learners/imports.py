@@ -13,10 +13,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.humanize.templatetags.humanize import intcomma
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import get_language, gettext_lazy, ngettext
+from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
 from audit.services import audit_record
@@ -116,13 +119,13 @@ def import_job_confirm(
 
     with transaction.atomic():
         if job.valid_rows == 0:
-            raise ImportJobClosed("The file has no valid rows. Upload a corrected file.")
+            raise ImportJobClosed(_("The file has no valid rows. Upload a corrected file."))
         started = ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.PREVIEW).update(
             state=ImportJob.State.RUNNING, confirmed_by=confirmed_by, confirmed_at=timezone.now()
         )
         job.refresh_from_db()
         if not started and job.state == ImportJob.State.DISCARDED:
-            raise ImportJobClosed("This import was discarded. Upload the file again.")
+            raise ImportJobClosed(_("This import was discarded. Upload the file again."))
         if started:
             if request is not None:
                 audit_record(
@@ -132,8 +135,10 @@ def import_job_confirm(
                     rows_to_register=job.valid_rows,
                     rows_skipped=job.invalid_rows,
                 )
-            # After commit: the worker must find the job running.
-            transaction.on_commit(lambda: run_import_job.enqueue(job.pk))
+            # After commit: the worker must find the job running. It writes the rows'
+            # reasons in the language of the staff member who started it.
+            language = get_language()
+            transaction.on_commit(lambda: run_import_job.enqueue(job.pk, language))
     job.refresh_from_db()
     return job
 
@@ -145,7 +150,7 @@ def import_job_discard(*, job: ImportJob) -> None:
             state=ImportJob.State.DISCARDED
         )
         if not discarded:
-            raise ImportJobClosed("This import has already started; it cannot be discarded.")
+            raise ImportJobClosed(_("This import has already started; it cannot be discarded."))
         job.rows.update(password_encrypted="")
     job.refresh_from_db()
 
@@ -168,7 +173,8 @@ def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
         .update(resume_requested_at=now)
     )
     if asked:
-        transaction.on_commit(lambda: run_import_job.enqueue(job.pk))
+        language = get_language()
+        transaction.on_commit(lambda: run_import_job.enqueue(job.pk, language))
     return bool(asked)
 
 
@@ -287,27 +293,69 @@ class ImportProgress:
         return math.floor(100 * self.done / self.to_send)
 
     @property
+    def percent_text(self) -> str:
+        # Translators: How much of an import is done, as a percentage, e.g. "50%".
+        return _("%(percent)s%%") % {"percent": self.percent}
+
+    @property
     def time_left(self) -> str:
         if self.finished:
             return ""
         if self.seconds_left is None:
-            return "estimating the time left"
+            return _("estimating the time left")
         if self.seconds_left < 60:
-            return "less than a minute left"
+            return _("less than a minute left")
         minutes = math.ceil(self.seconds_left / 60)
-        return f"about {minutes} minute{'s' if minutes != 1 else ''} left"
+        return ngettext(
+            "about %(minutes)s minute left", "about %(minutes)s minutes left", minutes
+        ) % {"minutes": intcomma(minutes)}
 
     @property
     def summary(self) -> str:
+        figures = {
+            "registered": intcomma(self.registered),
+            "failed": intcomma(self.failed),
+            "remaining": intcomma(self.remaining),
+            "ready": intcomma(self.signin_ready),
+            "time_left": self.time_left,
+        }
         if not self.finished and not self.remaining and self.signin_ready < self.registered:
             # Every row is sent; local password hashing (slow on purpose) finishes the job.
-            text = (
-                f"All rows sent: registered {self.registered}, failed {self.failed}. "
-                f"Setting up sign-in: {self.signin_ready} of {self.registered} accounts ready"
+            if figures["time_left"]:
+                # Translators: %(time_left)s is e.g. "about 2 minutes left" or "less than a
+                # minute left".
+                text = ngettext(
+                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
+                    "sign-in: %(ready)s of %(registered)s account ready, %(time_left)s.",
+                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
+                    "sign-in: %(ready)s of %(registered)s accounts ready, %(time_left)s.",
+                    self.registered,
+                )
+            else:
+                text = ngettext(
+                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
+                    "sign-in: %(ready)s of %(registered)s account ready.",
+                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
+                    "sign-in: %(ready)s of %(registered)s accounts ready.",
+                    self.registered,
+                )
+        elif figures["time_left"]:
+            # Translators: Rows of an import: registered, failed, still to send. %(time_left)s
+            # is e.g. "about 2 minutes left" or "less than a minute left".
+            text = _(
+                "Done %(registered)s, failed %(failed)s, remaining %(remaining)s, %(time_left)s."
             )
         else:
-            text = f"Done {self.registered}, failed {self.failed}, remaining {self.remaining}"
-        return f"{text}, {self.time_left}." if self.time_left else f"{text}."
+            # Translators: Rows of an import: registered, failed, still to send.
+            text = _("Done %(registered)s, failed %(failed)s, remaining %(remaining)s.")
+        return text % figures
+
+    @property
+    def signin_summary(self) -> str:
+        return _("Accounts ready to sign in: %(ready)s of %(total)s.") % {
+            "ready": intcomma(self.signin_ready),
+            "total": intcomma(self.to_send),
+        }
 
     def as_json(self) -> dict:
         return {
@@ -321,7 +369,10 @@ class ImportProgress:
             "signin_ready": self.signin_ready,
             "percent": self.percent,
             "seconds_left": self.seconds_left,
+            # Text shown as it is, in the language of the request.
             "summary": self.summary,
+            "signin_summary": self.signin_summary,
+            "percent_text": self.percent_text,
         }
 
 
@@ -388,16 +439,27 @@ def import_credentials_available(job: ImportJob) -> bool:
 
 
 RESULT_OUTCOMES = {
-    ImportRow.State.REGISTERED: "registered",
-    ImportRow.State.FAILED: "failed",
-    ImportRow.State.INVALID: "skipped as invalid",
-    ImportRow.State.QUEUED: "not sent yet",
-    ImportRow.State.SENDING: "being sent",
+    # Translators: The outcome of a row (a learner) of a bulk registration, in its result file.
+    ImportRow.State.REGISTERED: gettext_lazy("registered"),
+    # Translators: The outcome of a row (a learner) of a bulk registration, in its result file.
+    ImportRow.State.FAILED: gettext_lazy("failed"),
+    ImportRow.State.INVALID: gettext_lazy("skipped as invalid"),
+    ImportRow.State.QUEUED: gettext_lazy("not sent yet"),
+    ImportRow.State.SENDING: gettext_lazy("being sent"),
 }
 
 
 def import_result_rows(job: ImportJob) -> Iterator[tuple]:
-    """Yield each row's number, username, outcome, reason and upstream user_id, in file order."""
+    """Return each row's number, username, outcome, reason and upstream user_id, in file order.
+
+    The outcomes are translated now, in the request's language: the rows are read later, as
+    the file streams out.
+    """
+    outcomes = {state: str(label) for state, label in RESULT_OUTCOMES.items()}
+    return _result_rows(job, outcomes)
+
+
+def _result_rows(job: ImportJob, outcomes: dict[str, str]) -> Iterator[tuple]:
     rows = (
         job.rows.order_by("row_number")
         .values_list(
@@ -408,4 +470,4 @@ def import_result_rows(job: ImportJob) -> Iterator[tuple]:
     for row_number, username, state, reason, problems, user_id in rows:
         if state == ImportRow.State.INVALID:
             reason = " ".join(problems)
-        yield row_number, username, RESULT_OUTCOMES[state], reason, user_id or ""
+        yield row_number, username, outcomes[state], reason, user_id or ""

@@ -2,14 +2,16 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 
 class Level(models.TextChoices):
     """The spec's level codes, passed upstream as the `level` query parameter."""
 
-    FURTHER_EDUCATION = "LOA_PARTNER_LEVEL1", "Further education"
-    SECONDARY = "LOA_PARTNER_LEVEL2", "Secondary"
-    PRIMARY = "LOA_PARTNER_LEVEL3", "Primary"
+    FURTHER_EDUCATION = "LOA_PARTNER_LEVEL1", gettext_lazy("Further education")
+    SECONDARY = "LOA_PARTNER_LEVEL2", gettext_lazy("Secondary")
+    PRIMARY = "LOA_PARTNER_LEVEL3", gettext_lazy("Primary")
 
 
 class Learner(models.Model):
@@ -18,23 +20,24 @@ class Learner(models.Model):
     class Status(models.TextChoices):
         # A learner is saved locally before the upstream call and becomes active once the
         # upstream has returned a user_id; a failed call removes it again.
-        PENDING = "pending", "Registration pending"
-        ACTIVE = "active", "Active"
+        # Translators: The state of a learner's record in the portal.
+        PENDING = "pending", gettext_lazy("Registration pending")
+        ACTIVE = "active", gettext_lazy("Active")
         # Personal data erased (learners.privacy): an anonymous record kept for counts.
-        ERASED = "erased", "Personal data erased"
+        ERASED = "erased", gettext_lazy("Personal data erased")
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="learner"
     )
     upstream_user_id = models.CharField(
-        "upstream user id", max_length=200, unique=True, null=True, blank=True
+        gettext_lazy("upstream user id"), max_length=200, unique=True, null=True, blank=True
     )
     username = models.CharField(max_length=150, unique=True)
     first_name = models.CharField(max_length=150, blank=True)
     last_name = models.CharField(max_length=150, blank=True)
     email = models.EmailField(blank=True)
     # Required at registration (the form and the upstream insist); empty only once erased.
-    dob = models.DateField("date of birth", null=True, blank=True)
+    dob = models.DateField(gettext_lazy("date of birth"), null=True, blank=True)
     level = models.CharField(max_length=32, choices=Level.choices, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     registered_by = models.ForeignKey(
@@ -45,7 +48,7 @@ class Learner(models.Model):
         related_name="registered_learners",
     )
     registered_at = models.DateTimeField(auto_now_add=True)
-    erased_at = models.DateTimeField("personal data erased at", null=True, blank=True)
+    erased_at = models.DateTimeField(gettext_lazy("personal data erased at"), null=True, blank=True)
 
     class Meta:
         ordering = ["-registered_at", "-id"]
@@ -95,10 +98,11 @@ class ImportJob(models.Model):
     """A bulk registration from a CSV file: checked, confirmed by staff, then sent row by row."""
 
     class State(models.TextChoices):
-        PREVIEW = "preview", "Checked, waiting for confirmation"
-        RUNNING = "running", "Registering"
-        FINISHED = "finished", "Finished"
-        DISCARDED = "discarded", "Discarded"
+        # Translators: The state of a bulk registration from a CSV file.
+        PREVIEW = "preview", gettext_lazy("Checked, waiting for confirmation")
+        RUNNING = "running", gettext_lazy("Registering")
+        FINISHED = "finished", gettext_lazy("Finished")
+        DISCARDED = "discarded", gettext_lazy("Discarded")
 
     filename = models.CharField(max_length=255, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PREVIEW)
@@ -129,28 +133,36 @@ class ImportJob(models.Model):
         indexes = [models.Index(fields=["state", "created_at"])]
 
     def __str__(self) -> str:
-        return f"Import {self.pk} ({self.filename or 'no file name'})"
+        if not self.filename:
+            return _("Import %(number)s (no file name)") % {"number": self.pk}
+        return _("Import %(number)s (%(filename)s)") % {
+            "number": self.pk,
+            "filename": self.filename,
+        }
 
 
 class ImportRow(models.Model):
     """One learner of an import file, its problems if invalid, and what became of it."""
 
     class State(models.TextChoices):
-        INVALID = "invalid", "Skipped as invalid"
-        QUEUED = "queued", "Waiting"
+        # Translators: The state of one row (one learner) of a bulk registration file.
+        INVALID = "invalid", gettext_lazy("Skipped as invalid")
+        QUEUED = "queued", gettext_lazy("Waiting")
         # Claimed by a run and possibly sent: a row found here after its run died is never
         # sent again (the service may have registered it).
-        SENDING = "sending", "Being registered"
-        REGISTERED = "registered", "Registered"
-        FAILED = "failed", "Failed"
+        SENDING = "sending", gettext_lazy("Being registered")
+        REGISTERED = "registered", gettext_lazy("Registered")
+        FAILED = "failed", gettext_lazy("Failed")
 
     job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="rows")
-    row_number = models.PositiveIntegerField(help_text="The row in the file; the header is row 1.")
+    row_number = models.PositiveIntegerField(
+        help_text=gettext_lazy("The row in the file; the header is row 1.")
+    )
     username = models.CharField(max_length=150, blank=True)
     first_name = models.CharField(max_length=150, blank=True)
     last_name = models.CharField(max_length=150, blank=True)
     email = models.CharField(max_length=254, blank=True)
-    dob = models.DateField("date of birth", null=True, blank=True)
+    dob = models.DateField(gettext_lazy("date of birth"), null=True, blank=True)
     level = models.CharField(max_length=32, blank=True)
     # Fernet-encrypted (learners.import_secrets), wiped once hashed locally; a generated one
     # is kept until its one-time credentials download or an hour after the job finished.
@@ -174,4 +186,7 @@ class ImportRow(models.Model):
         indexes = [models.Index(fields=["job", "state"])]
 
     def __str__(self) -> str:
-        return f"Row {self.row_number} of import {self.job_id}"
+        return _("Row %(row)s of import %(number)s") % {
+            "row": self.row_number,
+            "number": self.job_id,
+        }

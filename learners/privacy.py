@@ -20,23 +20,28 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.db.models import Model, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 from audit.models import AuditEvent
 from followups.services import followups_export, followups_forget_learner
 from learners.imports import import_rows_forget
 from learners.models import Learner
+from portal.upstream import text_to_store
 
 logger = logging.getLogger(__name__)
 
 State = AssessmentAttempt.State
 
+# The file's format, for programs reading it: not translated.
 EXPORT_FORMAT = "partner-portal learner export, version 1"
-UPSTREAM_COPY_NOTE = (
+# For the person reading the file: in the language of the staff member who exported it.
+UPSTREAM_COPY_NOTE = gettext_lazy(
     "The assessment service keeps its own copy of the registration, answers and results; "
     "the portal cannot delete or export it (the service offers no way to)."
 )
-STOPPED_BY_ERASURE = "Not finished: the learner's personal data was erased first."
+# Stored as the attempt's last problem, in the language of the staff member who erased.
+STOPPED_BY_ERASURE = gettext_lazy("Not finished: the learner's personal data was erased first.")
 
 
 class ErasureDeferred(Exception):
@@ -79,7 +84,7 @@ def learner_erase(*, learner: Learner, erased_by: AbstractBaseUser) -> Learner:
             Q(state=State.SUBMIT_PENDING) | Q(state=State.SUBMITTED, result__isnull=True)
         ).update(
             state=State.REJECTED,
-            last_error=STOPPED_BY_ERASURE,
+            last_error=text_to_store(STOPPED_BY_ERASURE),
             state_changed_at=now,
             next_attempt_at=None,
         )
@@ -184,7 +189,7 @@ def learner_export(*, learner: Learner) -> dict:
             for event in events.order_by("at", "id")
         ],
         "follow_ups": followups_export(learner=learner),
-        "held_elsewhere": UPSTREAM_COPY_NOTE,
+        "held_elsewhere": str(UPSTREAM_COPY_NOTE),
     }
 
 

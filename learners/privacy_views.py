@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from audit.models import AuditEvent
@@ -36,7 +37,11 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     learner = get_object_or_404(Learner, pk=pk, status__in=statuses)
     if learner.status == Learner.Status.ERASED:
         # A second click or a back-button resubmission: nothing left to do.
-        messages.info(request, f"The personal data of learner #{learner.pk} is already erased.")
+        messages.info(
+            request,
+            _("The personal data of learner #%(number)s is already erased.")
+            % {"number": learner.pk},
+        )
         return redirect("learners:list")
     if request.method == "POST" and CONFIRM_FIELD in request.POST:
         try:
@@ -48,10 +53,15 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
         except ErasureDeferred:
             messages.error(
                 request,
-                "An assessment of this learner is being sent to the assessment service right "
-                "now. Nothing was erased: try again in a few minutes.",
+                _(
+                    "An assessment of this learner is being sent to the assessment service "
+                    "right now. Nothing was erased: try again in a few minutes."
+                ),
             )
         else:
-            messages.success(request, f"The personal data of learner #{learner.pk} is erased.")
+            messages.success(
+                request,
+                _("The personal data of learner #%(number)s is erased.") % {"number": learner.pk},
+            )
             return redirect("learners:list")
     return render(request, "learners/erase_confirm.html", {"learner": learner})

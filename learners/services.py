@@ -6,19 +6,17 @@ from datetime import date
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, IntegrityError, transaction
+from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
 from learners.models import Learner
 from learners.selectors import stale_pending_registrations
 from portal.partner_api import (
-    PartnerApiBadResponse,
     PartnerApiError,
     PartnerApiRejected,
-    PartnerApiServerError,
-    PartnerApiUnavailable,
     get_client,
 )
-from portal.upstream import failure_message
+from portal.upstream import failure_message, upstream_may_have_acted
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +90,10 @@ def learner_register(
         _learner_discard(learner)
         logger.exception("Learner %s could not be activated", learner.pk)
         raise RegistrationFailed(
-            "The assessment service returned a learner id the portal cannot use. "
-            "Nothing was registered here; tell your administrator."
+            _(
+                "The assessment service returned a learner id the portal cannot use. "
+                "Nothing was registered here; tell your administrator."
+            )
         ) from error
     logger.info("Registered learner %s", learner.pk)
     return learner
@@ -101,21 +101,21 @@ def learner_register(
 
 def _registration_failure(error: PartnerApiError) -> str:
     """Explain a failed registration, saying when the upstream may have it anyway."""
-    message = failure_message(error).rstrip(".") + "."
+    message = failure_message(error)
     if isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS:
-        return (
-            f"{message} The username may belong to an earlier registration that did not "
+        # Translators: %(message)s is the assessment service's refusal, in sentences.
+        return _(
+            "%(message)s The username may belong to an earlier registration that did not "
             "finish. Choose another username."
-        )
-    maybe_created = isinstance(error, PartnerApiServerError | PartnerApiBadResponse) or (
-        isinstance(error, PartnerApiUnavailable) and error.reached_upstream
-    )
-    if maybe_created:
-        message += (
-            " Nothing was registered in the portal, but the service may have registered the "
-            "learner without confirming it: try again, and if the username is then reported "
-            "as taken, choose another."
-        )
+        ) % {"message": message}
+    if upstream_may_have_acted(error):
+        # Translators: %(message)s is what went wrong with the assessment service, in
+        # sentences.
+        return _(
+            "%(message)s Nothing was registered in the portal, but the service may have "
+            "registered the learner without confirming it: try again, and if the username is "
+            "then reported as taken, choose another."
+        ) % {"message": message}
     return message
 
 
@@ -140,7 +140,7 @@ def _learner_create_pending(*, username: str, password: str, registered_by, **fi
     except IntegrityError as error:
         # Two staff registering the same username at once: the database decides.
         raise RegistrationFailed(
-            "That username is already taken. Choose another.", field="username"
+            _("That username is already taken. Choose another."), field="username"
         ) from error
 
 

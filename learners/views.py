@@ -5,6 +5,8 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
@@ -59,8 +61,11 @@ def learner_new(request: HttpRequest) -> HttpResponse:
             )
             messages.success(
                 request,
-                f"{learner.display_name} is registered and can sign in with the username "
-                f"{learner.username} and the password you chose.",
+                _(
+                    "%(name)s is registered and can sign in with the username %(username)s "
+                    "and the password you chose."
+                )
+                % {"name": learner.display_name, "username": learner.username},
             )
             return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/new.html", {"form": form})
@@ -98,8 +103,12 @@ def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
     if trend.charted:
         chart = line_chart(
             chart_id="trend-chart",
-            title=f"LOA score of {learner.display_name} over the last {len(trend.charted)} "
-            "completed assessments",
+            title=ngettext(
+                "LOA score of %(name)s over the last %(count)s completed assessment",
+                "LOA score of %(name)s over the last %(count)s completed assessments",
+                len(trend.charted),
+            )
+            % {"name": learner.display_name, "count": len(trend.charted)},
             points=[
                 TrendPoint(
                     on=timezone.localdate(a.completed_at or a.offered_at), score=a.result.loa_score

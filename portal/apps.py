@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class PortalConfig(AppConfig):
     name = "portal"
-    verbose_name = "Partner portal"
+    verbose_name = _("Partner portal")
 
     def ready(self) -> None:
         from portal.partner_api import add_call_listener, add_circuit_listener

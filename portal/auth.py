@@ -25,6 +25,8 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from audit.services import client_ip
@@ -154,16 +156,19 @@ def sign_in_unlock(*, username: str) -> None:
 
 def too_many_attempts_message() -> str:
     """Say that sign-in is locked and for how long, the same for every username."""
-    return f"Too many attempts. Try again in {duration_text(settings.LOGIN_LOCKOUT_DURATION)}."
+    # Translators: %(duration)s is a duration such as "15 minutes" or "8 hours".
+    return _("Too many attempts. Try again in %(duration)s.") % {
+        "duration": duration_text(settings.LOGIN_LOCKOUT_DURATION)
+    }
 
 
 def duration_text(seconds: int) -> str:
     """Say a duration in whole hours or minutes ("15 minutes", "8 hours")."""
     if seconds >= 3600 and seconds % 3600 == 0:
         hours = seconds // 3600
-        return f"{hours} hour{'s' if hours != 1 else ''}"
+        return ngettext("%(count)d hour", "%(count)d hours", hours) % {"count": hours}
     minutes = max(1, round(seconds / 60))
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
 
 
 def _ref(value: str) -> str:

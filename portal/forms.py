@@ -3,20 +3,47 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.utils.functional import lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from portal.auth import sign_in_locked, too_many_attempts_message
 
 
+def _required_message(choose: bool, label: object) -> str:
+    """Say which field is missing, in the language of the request that shows the error."""
+    label = str(label).lower()
+    if choose:
+        # Translators: A required choice was left empty; %(label)s is the field's label in
+        # lower case, e.g. "Choose the level."
+        return gettext("Choose the %(label)s.") % {"label": label}
+    # Translators: A required field was left empty; %(label)s is the field's label in lower
+    # case, e.g. "Enter the date of birth."
+    return gettext("Enter the %(label)s.") % {"label": label}
+
+
+# Lazy: some forms' fields are set up once at import time (learners.import_csv), and the
+# message must be translated when it is shown, not then.
+_required_message_lazy = lazy(_required_message, str)
+
+
 class ClearRequiredMessages:
-    """Say which field is missing ("Enter the username"), so the error summary reads alone."""
+    """Say which field is missing ("Enter the username"), so the error summary reads alone.
+
+    A form names its required fields' messages whole in `required_messages` (a translator
+    needs the whole sentence: articles and capitals depend on the noun); any other field gets
+    one made from its label.
+    """
+
+    required_messages: dict[str, str] = {}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for name, field in self.fields.items():
-            label = str(self[name].label).lower()
-            verb = "Choose" if isinstance(field, forms.ChoiceField) else "Enter"
-            field.error_messages["required"] = f"{verb} the {label}."
+            choose = isinstance(field, forms.ChoiceField)
+            field.error_messages["required"] = self.required_messages.get(
+                name
+            ) or _required_message_lazy(choose, self[name].label)
 
 
 class SignInForm(ClearRequiredMessages, AuthenticationForm):
@@ -25,14 +52,17 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
     # The same words for an unknown username, a wrong password and an inactive account.
     error_messages = {
         **AuthenticationForm.error_messages,
-        "invalid_login": "Enter a correct username and password.",
+        "invalid_login": gettext_lazy("Enter a correct username and password."),
     }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["username"].label = "Username"
-        self.fields["username"].error_messages["required"] = "Enter your username."
-        self.fields["password"].error_messages["required"] = "Enter your password."
+        self.fields["username"].label = gettext("Username")
+        # No autofocus (Django sets it): the first Tab must reach the skip link, and a screen
+        # reader starts at the page's heading, not in the middle of the form.
+        self.fields["username"].widget.attrs.pop("autofocus", None)
+        self.fields["username"].error_messages["required"] = gettext("Enter your username.")
+        self.fields["password"].error_messages["required"] = gettext("Enter your password.")
 
     @sensitive_variables()
     def clean(self) -> dict:

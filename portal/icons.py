@@ -1,6 +1,4 @@
-"""Answer icons: an upstream `Icon` is shown only if it is a known name or an https URL."""
-
-from urllib.parse import urlsplit
+"""Answer icons: an upstream `Icon` is shown only if it is a known name (as a symbol)."""
 
 # Known icon names and the symbol shown for each. The symbol is decorative (the answer text
 # beside it says everything), so screen readers skip it.
@@ -28,12 +26,3 @@ KNOWN_ICONS = {
 def icon_symbol(icon: str) -> str | None:
     """Return the symbol for a known icon name, or None."""
     return KNOWN_ICONS.get(icon.strip().lower())
-
-
-def icon_url(icon: str) -> str | None:
-    """Return the icon as an https URL if that is what it is, or None."""
-    icon = icon.strip()
-    parts = urlsplit(icon)
-    if parts.scheme == "https" and parts.netloc and not any(c in icon for c in "\"'<> \\"):
-        return icon
-    return None

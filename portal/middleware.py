@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import logout
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from portal.access import is_staff_member, learner_for
 from portal.auth import duration_text
@@ -108,7 +109,12 @@ class IdleSessionMiddleware:
             return
         learner = learner_for(request.user)
         logout(request)
-        message = f"You were signed out after {duration_text(timeout)} without activity."
         if learner is not None:
-            message += " Your answers are saved."
-        messages.info(request, message)
+            # Translators: %(duration)s is a duration such as "15 minutes" or "8 hours".
+            message = _(
+                "You were signed out after %(duration)s without activity. Your answers are saved."
+            )
+        else:
+            # Translators: %(duration)s is a duration such as "15 minutes" or "8 hours".
+            message = _("You were signed out after %(duration)s without activity.")
+        messages.info(request, message % {"duration": duration_text(timeout)})

@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",
     "csp",
     "django_tasks",
     "django_tasks_db",
@@ -46,6 +47,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -65,6 +67,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.roles",
@@ -129,7 +132,15 @@ LEARNER_IDLE_TIMEOUT = env.int("LEARNER_IDLE_TIMEOUT", default=15 * 60)
 STAFF_IDLE_TIMEOUT = env.int("STAFF_IDLE_TIMEOUT", default=8 * 60 * 60)
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 
+# Every string a person reads goes through Django's translation functions, and dates and
+# numbers through the locale's formats (portal/formats/ keeps en-GB's as the portal wrote them).
+# A new language: `manage.py makemessages -l cy`, translate locale/cy/LC_MESSAGES/django.po,
+# `manage.py compilemessages --ignore=.venv`, and add it to LANGUAGES; LocaleMiddleware then
+# serves each person the language their browser asks for, falling back to LANGUAGE_CODE.
 LANGUAGE_CODE = "en-gb"
+LANGUAGES = [("en-gb", "English")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+FORMAT_MODULE_PATH = ["portal.formats"]
 TIME_ZONE = env("TIME_ZONE", default="Europe/London")
 USE_I18N = True
 USE_TZ = True
@@ -224,9 +235,9 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF],
         "style-src": [SELF],
-        # An answer's Icon may be an https URL on the upstream's side (DESIGN.md section 6):
-        # the portal shows it as an <img>, so images may come from any https origin.
-        "img-src": [SELF, "https:"],
+        # Images only from the portal: an answer's Icon given as an https URL is not shown
+        # (portal.templatetags.portal_tags.answer_icon), so no request leaves the origin.
+        "img-src": [SELF],
         "object-src": [NONE],
         "base-uri": [NONE],
         "frame-ancestors": [NONE],

@@ -4,7 +4,10 @@ of failed calls, and whether it is available, as far as any process knows."""
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.functional import lazy
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from portal.partner_api import (
     PartnerApiBadResponse,
@@ -17,32 +20,146 @@ from portal.partner_api import (
     upstream_status,
 )
 
+# Every failure is one of these kinds; what people are told is looked up by kind below.
+PAUSED, BUSY, UNREACHABLE, REFUSED, INTERNAL, UNREADABLE, OTHER = (
+    "paused", "busy", "unreachable", "refused", "internal", "unreadable", "other"
+)  # fmt: skip
+
+# What went wrong, in whole sentences. Kept with an attempt as its last problem, whose page
+# says what happens next (it is sent automatically, or the learner fetches it again).
+FAILURE_REASONS = {
+    PAUSED: gettext_lazy(
+        "The assessment service is unavailable at the moment, so the portal is not trying it "
+        "for a little while."
+    ),
+    BUSY: gettext_lazy("The assessment service is busy right now."),
+    UNREACHABLE: gettext_lazy(
+        "The assessment service could not be reached or did not answer in time."
+    ),
+    INTERNAL: gettext_lazy("The assessment service had an internal error."),
+    UNREADABLE: gettext_lazy("The assessment service sent an answer the portal could not read."),
+    OTHER: gettext_lazy("Something went wrong with the assessment service."),
+}
+# What to do about it, added where the person can act at once.
+FAILURE_ADVICE = {
+    PAUSED: gettext_lazy("Please try again in a few minutes."),
+    BUSY: gettext_lazy("Please try again in a minute."),
+    UNREACHABLE: gettext_lazy("Please try again in a few minutes."),
+    INTERNAL: gettext_lazy("Please try again later."),
+    UNREADABLE: gettext_lazy(
+        "Please try again later; if it keeps happening, tell your administrator."
+    ),
+    OTHER: gettext_lazy("Please try again later."),
+}
+# Only what went wrong, in lower case, for the middle of a sentence: the kinds after which the
+# service may have acted anyway (upstream_may_have_acted).
+# Translators: each completes "Outcome unknown: …".
+FAILURE_CAUSES = {
+    BUSY: gettext_lazy("the assessment service was busy"),
+    UNREACHABLE: gettext_lazy(
+        "the assessment service could not be reached or did not answer in time"
+    ),
+    INTERNAL: gettext_lazy("the assessment service had an internal error"),
+    UNREADABLE: gettext_lazy("the assessment service sent an answer the portal could not read"),
+    OTHER: gettext_lazy("something went wrong with the assessment service"),
+}
+
+
+def failure_kind(error: PartnerApiError) -> str:
+    """Say which kind of failure an upstream error is."""
+    if isinstance(error, PartnerApiCircuitOpen):
+        return PAUSED
+    if isinstance(error, PartnerApiUnavailable):
+        return BUSY if error.status == 429 else UNREACHABLE
+    if isinstance(error, PartnerApiRejected):
+        return REFUSED
+    if isinstance(error, PartnerApiServerError):
+        return INTERNAL
+    if isinstance(error, PartnerApiBadResponse):
+        return UNREADABLE
+    return OTHER
+
+
+def upstream_may_have_acted(error: PartnerApiError) -> bool:
+    """Whether the service may have carried out a request whose reply never came as agreed."""
+    return isinstance(error, PartnerApiServerError | PartnerApiBadResponse) or (
+        isinstance(error, PartnerApiUnavailable) and error.reached_upstream
+    )
+
 
 def failure_message(error: PartnerApiError) -> str:
-    """Return a plain sentence about an upstream failure, safe to show on a page."""
-    if isinstance(error, PartnerApiCircuitOpen):
-        return (
-            "The assessment service is unavailable at the moment, so the portal is not "
-            "trying it for a little while. Please try again in a few minutes."
-        )
-    if isinstance(error, PartnerApiUnavailable):
-        if error.status == 429:
-            return "The assessment service is busy right now. Please try again in a minute."
-        return (
-            "The assessment service could not be reached or did not answer in time. "
-            "Please try again in a few minutes."
-        )
-    if isinstance(error, PartnerApiRejected):
-        reason = error.upstream_message or f"it answered with status {error.status}"
-        return f"The assessment service refused the request: {reason}"
-    if isinstance(error, PartnerApiServerError):
-        return "The assessment service had an internal error. Please try again later."
-    if isinstance(error, PartnerApiBadResponse):
-        return (
-            "The assessment service sent an answer the portal could not read. "
-            "Please try again later; if it keeps happening, tell your administrator."
-        )
-    return "Something went wrong with the assessment service. Please try again later."
+    """Say what went wrong and what to do, in whole sentences safe to show on a page."""
+    kind = failure_kind(error)
+    if kind == REFUSED:
+        return _refusal(error)
+    # Translators: what went wrong, then what to do about it (each whole sentences).
+    return _("%(what_went_wrong)s %(what_to_do)s") % {
+        "what_went_wrong": FAILURE_REASONS[kind],
+        "what_to_do": FAILURE_ADVICE[kind],
+    }
+
+
+def failure_reason(error: PartnerApiError) -> str:
+    """Say what went wrong, without advice (for a problem kept with an attempt)."""
+    kind = failure_kind(error)
+    return _refusal(error) if kind == REFUSED else str(FAILURE_REASONS[kind])
+
+
+def failure_cause(error: PartnerApiError) -> str:
+    """Say only what went wrong, in lower case, for the middle of a sentence."""
+    return str(FAILURE_CAUSES.get(failure_kind(error), FAILURE_CAUSES[OTHER]))
+
+
+def _refusal(error: PartnerApiError) -> str:
+    """The refusal as a sentence, with the service's own words where it gave any."""
+    if error.upstream_message:
+        # Translators: %(reason)s is the assessment service's own message, in its language.
+        return _("The assessment service refused the request: %(reason)s.") % {
+            "reason": error.upstream_message.rstrip(" .")
+        }
+    # Translators: %(status)s is an HTTP status code such as 404.
+    return _("The assessment service refused the request: it answered with status %(status)s.") % {
+        "status": error.status
+    }
+
+
+# How the operations page names a failed call's recorded outcome. The client records a status
+# code, or one of these reasons (portal.partner_api._transport_error), in English for the logs.
+CALL_OUTCOMES = {
+    "timed out connecting": gettext_lazy("timed out connecting"),
+    "timed out waiting for a response": gettext_lazy("timed out waiting for a response"),
+    "timed out": gettext_lazy("timed out"),
+    "TLS handshake failed": gettext_lazy("TLS handshake failed"),
+    "could not connect through the proxy": gettext_lazy("could not connect through the proxy"),
+    "connection dropped while reading the response": gettext_lazy(
+        "connection dropped while reading the response"
+    ),
+    "could not connect": gettext_lazy("could not connect"),
+    "connection dropped": gettext_lazy("connection dropped"),
+    "connection failed": gettext_lazy("connection failed"),
+    "upstream is rate limiting us": gettext_lazy("the service is limiting our requests"),
+    "no status": gettext_lazy("no status"),
+}
+
+
+def call_outcome_label(outcome: str) -> str:
+    """Return a recorded call outcome in the reader's language (a status code stays as it is)."""
+    return str(CALL_OUTCOMES.get(outcome, outcome))
+
+
+# A message kept in the database (an attempt's last problem) is kept in the source language and
+# translated when it is shown: the worker that writes it has no reader, and each reader may read
+# another language. (A message with the service's own words in it cannot be looked up, and
+# shows as written.)
+SOURCE_LANGUAGE = "en"
+
+failure_reason_lazy = lazy(failure_reason, str)
+
+
+def text_to_store(message: object) -> str:
+    """Return a (lazy) message in the source language, to be translated when shown."""
+    with translation.override(SOURCE_LANGUAGE):
+        return str(message)
 
 
 def record_failed_call(record) -> None:

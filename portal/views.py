@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 
 from portal.access import is_staff_member, learner_for
 
@@ -33,5 +34,5 @@ class SignOutView(auth_views.LogoutView):
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         response = super().post(request, *args, **kwargs)
         # Said after the session is gone, so a shared computer shows it plainly.
-        messages.success(request, "You have signed out.")
+        messages.success(request, _("You have signed out."))
         return response

@@ -15,11 +15,11 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from learners.import_run import OUTCOME_UNKNOWN, import_job_run
+from learners.import_run import OUTCOME_UNKNOWN, import_job_run, row_failure_reason
 from learners.import_secrets import password_decrypt, password_encrypt
 from learners.imports import import_job_create_from_csv
 from learners.models import ImportJob, ImportRow, Learner
-from portal.partner_api import get_client
+from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from tests.conftest import browser_sign_in
 from tests.workers import run_db_worker
 
@@ -733,3 +733,22 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
     connection.close()
 
     assert not refused, refused
+
+
+@pytest.mark.parametrize(
+    "error, cause",
+    [
+        (
+            PartnerApiServerError("create-learner", status=500),
+            "the assessment service had an internal error",
+        ),
+        (
+            PartnerApiUnavailable("create-learner", "connection dropped"),
+            "the assessment service could not be reached or did not answer in time",
+        ),
+    ],
+)
+def test_a_row_that_may_have_been_registered_says_why_and_what_to_do(error, cause):
+    reason = row_failure_reason(error)
+    assert reason.startswith(f"Outcome unknown: {cause}. The service may have registered")
+    assert "try again" not in reason.lower()

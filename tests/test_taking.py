@@ -1,6 +1,7 @@
 """The learner's taking flow against the sandbox: pages, saving, checking, submitting."""
 
 import pytest
+from django.utils.text import slugify
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from assessments.services import attempt_start
@@ -100,9 +101,25 @@ def test_check_answers_lists_every_answer_with_a_change_link(client, attempt):
     for page in question_pages(attempt):
         change = attempt_url(attempt, f"page/{page.number}/?from=check")
         for question in page.questions:
-            assert f'href="{change}#id_q{question["position"]}"' in html
+            position = question["position"]
+            assert f'href="{change}&amp;q={position}#id_q{position}"' in html
         for question in page.questions:
             assert question["answers"][3]["copy"] in html
+
+
+def test_after_a_change_the_learner_is_back_at_that_row_of_check_answers(client, attempt):
+    answer_pages(client, attempt, choice=3)
+    page = question_pages(attempt)[1]
+    question = page.questions[1]
+    answers = {f"q{q['position']}": q["answers"][3]["id"] for q in page.questions}
+    answers[f"q{question['position']}"] = question["answers"][0]["id"]
+    response = client.post(
+        attempt_url(attempt, f"page/2/?from=check&q={question['position']}"),
+        {**answers, "continue": ""},
+    )
+    assert response.url == attempt_url(attempt, f"check/#answer-{slugify(question['id'])}")
+    html = client.get(attempt_url(attempt, "check/")).content.decode()
+    assert f'id="answer-{slugify(question["id"])}"' in html
 
 
 def test_a_second_click_on_send_does_not_submit_twice(client, attempt, upstream):

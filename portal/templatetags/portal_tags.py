@@ -1,32 +1,36 @@
 """Template helpers for upstream values that need care."""
 
+import json
+
 from django import template
 from django.templatetags.static import static
 from django.urls import reverse
+from django.utils.formats import number_format
 from django.utils.html import format_html
 from django.utils.http import urlencode
+from django.utils.translation import gettext, ngettext
 
-from portal.icons import icon_symbol, icon_url
+from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
+from portal.upstream import call_outcome_label
 
 register = template.Library()
+
+# The session-timeout dialog opens this long before the server signs the learner out.
+SESSION_WARNING_SECONDS = 120
 
 
 @register.simple_tag
 def answer_icon(icon: str | None) -> str:
-    """Render an answer's icon if it is a known name or an https URL; otherwise nothing."""
-    if not icon:
-        return ""
-    symbol = icon_symbol(icon)
+    """Render an answer's icon if it is a known name; otherwise nothing.
+
+    An icon given by address is not shown: the learner's browser would fetch it from a host the
+    portal does not control, telling it who is taking an assessment and when. Icons are only
+    decoration (the answer's text says everything), so nothing is lost.
+    """
+    symbol = icon_symbol(icon) if icon else None
     if symbol:
         return format_html('<span class="answer-icon" aria-hidden="true">{}</span>', symbol)
-    url = icon_url(icon)
-    if url:
-        return format_html(
-            '<img class="answer-icon" src="{}" alt="" width="24" height="24" '
-            'referrerpolicy="no-referrer">',
-            url,
-        )
     return ""
 
 
@@ -34,13 +38,42 @@ def answer_icon(icon: str | None) -> str:
 def session_timeout_script(context: template.Context) -> str:
     """Load the learner's session-timeout warning with the server's idea of the time left."""
     request = context["request"]
-    # The settings ride on a <meta>: the page's only scripts are bare static-file tags.
+    # The settings and the dialog's words ride on a <meta>: the page's only scripts are bare
+    # static-file tags. The script picks the sentence for the time left (whole minutes while
+    # more than 90 seconds are left; the dialog opens SESSION_WARNING_SECONDS before the end).
+    minutes = range(2, SESSION_WARNING_SECONDS // 60 + 1)
+    in_minutes = {
+        str(count): ngettext(
+            "For your security, you will be signed out in %(count)s minute because nothing "
+            "has happened on this page. Your saved answers are kept.",
+            "For your security, you will be signed out in %(count)s minutes because nothing "
+            "has happened on this page. Your saved answers are kept.",
+            count,
+        )
+        % {"count": count}
+        for count in minutes
+    }
     return format_html(
         '<meta name="learner-session" data-seconds-left="{}" data-keep-alive-url="{}" '
-        'data-sign-in-url="{}">\n<script src="{}" defer></script>',
+        'data-sign-in-url="{}" data-warn-before="{}" data-title="{}" data-stay="{}" '
+        'data-failed="{}" data-warning-minutes="{}" data-warning-about-a-minute="{}" '
+        'data-warning-under-a-minute="{}">\n<script src="{}" defer></script>',
         learner_seconds_left(request),
         reverse("assessments:keep_alive"),
         f"{reverse('login')}?{urlencode({'next': request.path})}",
+        SESSION_WARNING_SECONDS,
+        gettext("You will be signed out soon"),
+        gettext("Stay signed in"),
+        gettext("That did not work. Check your connection and try again."),
+        json.dumps(in_minutes, ensure_ascii=False),
+        gettext(
+            "For your security, you will be signed out in about a minute because nothing "
+            "has happened on this page. Your saved answers are kept."
+        ),
+        gettext(
+            "For your security, you will be signed out in less than a minute because nothing "
+            "has happened on this page. Your saved answers are kept."
+        ),
         static("js/session_timeout.js"),
     )
 
@@ -57,9 +90,17 @@ def state_label(state: str) -> str:
 
 
 @register.filter
+def call_outcome(outcome: str) -> str:
+    """Name a failed upstream call's recorded outcome in the reader's language."""
+    return call_outcome_label(outcome)
+
+
+@register.filter
 def plain_number(value) -> str:
-    """Show a Decimal as the upstream wrote it, without trailing zeros or exponent."""
+    """Show a Decimal as the upstream wrote it, without trailing zeros or exponent.
+
+    The decimal separator is the active locale's (72.5 in English, 72,5 in German).
+    """
     if value is None:
         return ""
-    text = format(value.normalize(), "f")
-    return text
+    return number_format(value.normalize())

@@ -1,5 +1,7 @@
 // Import progress: poll the job's JSON and move the bar in place; reload once it has finished.
 // Without JavaScript the page refreshes itself (a <noscript> meta refresh) instead.
+// Every text it shows comes from the server, already translated: the JSON's summary,
+// signin_summary and percent_text, in the page's language. No words are written here.
 (function () {
   "use strict";
   var POLL_MS = 2000;
@@ -10,7 +12,7 @@
   var url = root.getAttribute("data-progress-url");
   var bar = document.getElementById("import-progress");
   var summary = document.getElementById("import-summary");
-  var signin = document.getElementById("import-signin-count");
+  var signin = document.getElementById("import-signin");
   var announcer = document.getElementById("import-announcer");
   var lastAnnounced = Date.now();
 
@@ -21,9 +23,9 @@
     }
     bar.max = progress.to_send || 1;
     bar.value = progress.done;
-    bar.textContent = progress.percent + "%";
+    bar.textContent = progress.percent_text;
     summary.textContent = progress.summary;
-    signin.textContent = progress.signin_ready;
+    signin.textContent = progress.signin_summary;
     if (Date.now() - lastAnnounced >= ANNOUNCE_EVERY_MS) {
       announcer.textContent = progress.summary;
       lastAnnounced = Date.now();

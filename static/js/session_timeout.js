@@ -1,16 +1,32 @@
 // Session timeout warning for learners (shared classroom computers sign out when idle).
 // About two minutes before the server signs the learner out, a dialog offers to stay signed in;
 // once the time is up, the page goes to the sign-in page, where the server says why.
+// Every word the dialog shows comes from the page (the <meta>'s data-* attributes), translated
+// by the server; so does the sentence for each number of minutes (plural forms differ).
 (function () {
   "use strict";
 
-  var WARN_BEFORE_S = 120;
   var GRACE_MS = 2000; // go a moment after the server's deadline, never before it
 
   var settings = document.querySelector("meta[name=learner-session]");
   if (!settings || !window.fetch || !window.HTMLDialogElement) { return; }
   var keepAliveUrl = settings.getAttribute("data-keep-alive-url");
   var signInUrl = settings.getAttribute("data-sign-in-url");
+  var WARN_BEFORE_S = parseInt(settings.getAttribute("data-warn-before"), 10);
+  if (isNaN(WARN_BEFORE_S)) { WARN_BEFORE_S = 120; }
+  var text = {
+    title: settings.getAttribute("data-title") || "",
+    stay: settings.getAttribute("data-stay") || "",
+    failed: settings.getAttribute("data-failed") || "",
+    aboutAMinute: settings.getAttribute("data-warning-about-a-minute") || "",
+    underAMinute: settings.getAttribute("data-warning-under-a-minute") || "",
+    minutes: {},
+  };
+  try {
+    text.minutes = JSON.parse(settings.getAttribute("data-warning-minutes") || "{}") || {};
+  } catch (error) {
+    text.minutes = {};
+  }
   var deadline = 0;
   var warnTimer = null;
   var endTimer = null;
@@ -23,10 +39,18 @@
     return input ? input.value : "";
   }
 
-  function minutesText(seconds) {
-    if (seconds >= 90) { return Math.round(seconds / 60) + " minutes"; }
-    if (seconds > 60) { return "about a minute"; }
-    return "less than a minute";
+  // The sentence for the time left: whole minutes from 90 seconds, then "about a minute",
+  // then "less than a minute".
+  function warningText(seconds) {
+    if (seconds >= 90) {
+      var minutes = Math.round(seconds / 60);
+      if (text.minutes[minutes]) { return text.minutes[minutes]; }
+      // More minutes than the page has a sentence for: the largest it has.
+      var counts = Object.keys(text.minutes).map(Number).sort(function (a, b) { return a - b; });
+      if (counts.length) { return text.minutes[counts[counts.length - 1]]; }
+    }
+    if (seconds > 60) { return text.aboutAMinute; }
+    return text.underAMinute;
   }
 
   function buildDialog() {
@@ -37,7 +61,7 @@
     dialog.setAttribute("aria-describedby", "session-dialog-text");
     var title = document.createElement("h2");
     title.id = "session-dialog-title";
-    title.textContent = "You will be signed out soon";
+    title.textContent = text.title;
     countdown = document.createElement("p");
     countdown.id = "session-dialog-text";
     problem = document.createElement("p");
@@ -46,8 +70,14 @@
     var stay = document.createElement("button");
     stay.type = "button";
     stay.className = "button";
-    stay.textContent = "Stay signed in";
+    stay.textContent = text.stay;
     stay.addEventListener("click", keepAlive);
+    // Escape, the usual way out of a dialog, means "stay signed in" here: closing the warning
+    // without keeping the session would sign the learner out later with no second warning.
+    dialog.addEventListener("cancel", function (event) {
+      event.preventDefault();
+      keepAlive();
+    });
     dialog.appendChild(title);
     dialog.appendChild(countdown);
     dialog.appendChild(problem);
@@ -58,9 +88,7 @@
   function warn() {
     if (!dialog) { buildDialog(); }
     var left = Math.max(0, Math.round((deadline - Date.now()) / 1000));
-    countdown.textContent = "For your security, you will be signed out in " +
-      minutesText(left) + " because nothing has happened on this page. " +
-      "Your saved answers are kept.";
+    countdown.textContent = warningText(left);
     problem.hidden = true;
     if (!dialog.open) {
       dialog.showModal(); // moves focus into the dialog (to its button)
@@ -95,7 +123,7 @@
         schedule(reply.seconds_left);
       })
       .catch(function () {
-        problem.textContent = "That did not work. Check your connection and try again.";
+        problem.textContent = text.failed;
         problem.hidden = false;
       });
   }
