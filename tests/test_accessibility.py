@@ -428,13 +428,10 @@ def test_more_learner_states_pass_axe(
 
 def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff, viewport):
     """Each state of an import job: checked, running mid-way, finished, passwords, discarded."""
-    from datetime import timedelta
-
-    from django.utils import timezone
 
     from learners.imports import import_job_create_from_csv
     from learners.models import ImportJob, ImportRow
-    from tests.test_bulk_registration import GOOD_PASSWORD, upload_file
+    from tests.test_bulk_registration import GOOD_PASSWORD, mid_way, upload_file
 
     base = live_server.url
     page = sign_in(browser, live_server, staff, viewport)
@@ -474,20 +471,7 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
         file=upload_file(HEADER + "\n" + good_rows(10) + f"x!,{GOOD_PASSWORD},2010-01-01,,,,\n"),
         created_by=staff,
     )
-    now = timezone.now()
-    ImportJob.objects.filter(pk=running.pk).update(
-        state=ImportJob.State.RUNNING,
-        confirmed_at=now,
-        started_at=now - timedelta(seconds=50),
-        runner="live-worker",
-        heartbeat_at=now + timedelta(minutes=5),  # alive: the page does not resume it
-    )
-    rows = list(running.rows.exclude(state="invalid").values_list("pk", flat=True))
-    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
-    ImportRow.objects.filter(pk=rows[4]).update(
-        state="failed", reason="The assessment service refused this username: already taken."
-    )
-    ImportRow.objects.filter(pk=rows[5]).update(state="sending")
+    now, _ = mid_way(running, reason="The assessment service refused this username: already taken.")
     goto_and_check(page, base, f"/learners/import/{running.pk}/", "import running, mid-way")
     assert page.eval_on_selector("#import-progress", "bar => bar.value") == 5
 

@@ -5,7 +5,7 @@ import io
 import threading
 import time
 import tracemalloc
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -44,6 +44,28 @@ def checked_file(staff, count: int) -> ImportJob:
     return import_job_create_from_csv(
         file=upload_file(HEADER + "\n" + good_rows(count)), created_by=staff
     )
+
+
+def mid_way(
+    job: ImportJob, *, runner: str = "live", reason: str = "The service said no."
+) -> tuple[datetime, list[int]]:
+    """Put a checked job mid-run, 50 s in, its worker alive: 4 rows registered, 1 failed with
+    reason, 1 being sent, the rest waiting. Return the time it used and the sendable rows."""
+    now = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.RUNNING,
+        confirmed_at=now,
+        started_at=now - timedelta(seconds=50),
+        runner=runner,
+        heartbeat_at=now + timedelta(minutes=5),  # alive: a page does not resume it
+    )
+    rows = list(
+        job.rows.exclude(state="invalid").order_by("row_number").values_list("pk", flat=True)
+    )
+    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
+    ImportRow.objects.filter(pk=rows[4]).update(state="failed", reason=reason)
+    ImportRow.objects.filter(pk=rows[5]).update(state="sending")
+    return now, rows
 
 
 def upload(client: Client, text: str, **kwargs):
@@ -475,18 +497,7 @@ def test_progress_shows_each_state_as_json_and_as_a_page(staff_client, staff, mo
     assert preview["state"] == "preview" and preview["remaining"] == 10 and preview["done"] == 0
 
     # Mid-way: 4 registered, 1 failed, 1 being sent, 4 waiting, after 50 seconds.
-    now = timezone.now()
-    ImportJob.objects.filter(pk=job.pk).update(
-        state=ImportJob.State.RUNNING,
-        confirmed_at=now,
-        started_at=now - timedelta(seconds=50),
-        runner="live",
-        heartbeat_at=now,
-    )
-    numbers = list(job.rows.order_by("row_number").values_list("pk", flat=True))
-    ImportRow.objects.filter(pk__in=numbers[:4]).update(state="registered", signin_ready_at=now)
-    ImportRow.objects.filter(pk=numbers[4]).update(state="failed", reason="The service said no.")
-    ImportRow.objects.filter(pk=numbers[5]).update(state="sending")
+    now, numbers = mid_way(job)
 
     running = staff_client.get(url + "progress.json").json()
     assert running["done"] == 5 and running["remaining"] == 5 and running["percent"] == 50

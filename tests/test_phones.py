@@ -26,7 +26,7 @@ import pytest
 
 from learners.imports import import_job_create_from_csv
 from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
-from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, upload_file
+from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
 from tests.test_dashboard import completed
 from tests.test_followups import SLEEP, flagged
 from tests.test_page_rendering import make_attempt, make_result
@@ -217,7 +217,6 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
     the two delivery functions behind their buttons fail.
     """
     from django.contrib.auth.models import User
-    from django.utils import timezone
 
     from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
     from followups.models import FollowUp
@@ -245,22 +244,10 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
             result=result, name=name, needs_help=value, questions_count=4, position=position
         )
 
-    now = timezone.now()
     running = import_job_create_from_csv(
         file=upload_file(HEADER + "\n" + good_rows(10)), created_by=staff
     )
-    ImportJob.objects.filter(pk=running.pk).update(
-        state=ImportJob.State.RUNNING,
-        confirmed_at=now,
-        started_at=now - timedelta(seconds=50),
-        runner="live-worker",
-        heartbeat_at=now + timedelta(minutes=5),  # alive: the page does not resume it
-    )
-    rows = list(running.rows.values_list("pk", flat=True))
-    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
-    ImportRow.objects.filter(pk=rows[4]).update(
-        state="failed", reason="The assessment service refused this username: already taken."
-    )
+    now, _ = mid_way(running, reason="The assessment service refused this username: already taken.")
     finished = import_job_create_from_csv(
         file=upload_file(
             "username,dob,first_name\nkit.kay,2012-02-02,Kit\nmax.moe,2013-03-03,Max\n"
