@@ -1,4 +1,5 @@
-"""Request-wide rules: last-resort handling of upstream failures, and idle sessions ending."""
+"""Request-wide rules: last-resort handling of upstream failures, the portal's own "page not
+found" page in development too, and idle sessions ending."""
 
 import logging
 import time
@@ -37,6 +38,28 @@ class UpstreamErrorMiddleware:
             {"message": failure_message(exception)},
             status=503,
         )
+
+
+class NotFoundPageMiddleware:
+    """With DEBUG on (`make run`), answer a missing page with the portal's own 404 page.
+
+    Django's debug 404 page lists every URL pattern and is not made for phones or screen
+    readers; a learner who tries a staff address, or another learner's, should meet the same
+    page in development as in production (where handler404 renders the same template).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            settings.DEBUG
+            and response.status_code == 404
+            and response.get("Content-Type", "").startswith("text/html")
+        ):
+            return render(request, "404.html", status=404)
+        return response
 
 
 # When the signed-in user last made a request (seconds since the epoch).

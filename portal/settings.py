@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "portal.middleware.IdleSessionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
+    "portal.middleware.NotFoundPageMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"

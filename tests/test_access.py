@@ -601,3 +601,18 @@ def test_a_learner_account_put_in_the_staff_group_still_sees_no_staff_page(clien
     assert client.get("/learners/").status_code == 404
     assert client.get("/dashboard/").status_code == 404
     assert client.get("/").url == "/me/"
+
+
+@pytest.mark.parametrize("address", ["/no-such-page/", "/dashboard/", "/learners/999999/"])
+def test_with_debug_on_a_missing_page_is_the_portals_own_not_djangos_debug_page(
+    learner_client, settings, address
+):
+    # `make run` has DEBUG on: a learner trying a staff address (or a mistyped one) must not
+    # meet Django's page listing every URL pattern, but the one production shows.
+    settings.DEBUG = True
+    response = learner_client.get(address)
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "<h1>Page not found</h1>" in page
+    assert "URLconf" not in page and "DEBUG = True" not in page
+    assert 'href="#main"' in page  # the portal's layout: skip link, navigation
