@@ -9,7 +9,8 @@ from learners.models import Learner, Level
 from learners.selectors import learner_list
 
 CHUNK_SIZE = 2000
-# Level names are for people: translated (the column headers, a data interface, are not).
+# Level names are for people: translated, as the file streams out, into the language of the
+# request (portal.csv_export); the column headers, a data interface, are not.
 LEVEL_NAMES = dict(Level.choices)
 
 LEARNER_HEADER = [
@@ -42,19 +43,7 @@ RESULT_HEADER = [
 
 
 def learner_export_rows(*, query: str = "", level: str = "") -> Iterator[tuple]:
-    """Return one row per learner of the list's search, erased learners left out.
-
-    The level names are translated now, in the request's language: the rows are read later,
-    as the file streams out.
-    """
-    return _learner_rows(query, level, _level_names())
-
-
-def _level_names() -> dict[str, str]:
-    return {code: str(name) for code, name in LEVEL_NAMES.items()}
-
-
-def _learner_rows(query: str, level: str, level_names: dict[str, str]) -> Iterator[tuple]:
+    """Yield one row per learner of the list's search, erased learners left out."""
     # learner_list already holds only active learners: an erased one has nothing to export.
     rows = (
         learner_list(query=query, level=level)
@@ -73,15 +62,11 @@ def _learner_rows(query: str, level: str, level_names: dict[str, str]) -> Iterat
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
-        yield (*row[:5], level_names.get(row[5], row[5]), *row[6:])
+        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), *row[6:])
 
 
 def result_export_rows(filters: CohortFilters) -> Iterator[tuple]:
-    """Return one row per completed attempt in the filters, with its areas needing help."""
-    return _result_rows(filters, _level_names())
-
-
-def _result_rows(filters: CohortFilters, level_names: dict[str, str]) -> Iterator[tuple]:
+    """Yield one row per completed attempt in the filters, with its areas needing help."""
     rows = (
         completed_results(filters)
         .order_by("attempt__completed_at", "pk")
@@ -112,7 +97,7 @@ def _result_rows(filters: CohortFilters, level_names: dict[str, str]) -> Iterato
                 "" if erased else username,
                 "" if erased else first,
                 "" if erased else last,
-                level_names.get(level, level),
+                LEVEL_NAMES.get(level, level),
                 erased,
                 *attempt,
                 "; ".join(areas.get(pk, [])),

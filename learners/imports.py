@@ -450,16 +450,11 @@ RESULT_OUTCOMES = {
 
 
 def import_result_rows(job: ImportJob) -> Iterator[tuple]:
-    """Return each row's number, username, outcome, reason and upstream user_id, in file order.
+    """Yield each row's number, username, outcome, reason and upstream user_id, in file order.
 
-    The outcomes are translated now, in the request's language: the rows are read later, as
-    the file streams out.
+    The outcomes are lazy translations, written in the request's language as the file streams
+    out (portal.csv_export).
     """
-    outcomes = {state: str(label) for state, label in RESULT_OUTCOMES.items()}
-    return _result_rows(job, outcomes)
-
-
-def _result_rows(job: ImportJob, outcomes: dict[str, str]) -> Iterator[tuple]:
     rows = (
         job.rows.order_by("row_number")
         .values_list(
@@ -470,4 +465,4 @@ def _result_rows(job: ImportJob, outcomes: dict[str, str]) -> Iterator[tuple]:
     for row_number, username, state, reason, problems, user_id in rows:
         if state == ImportRow.State.INVALID:
             reason = " ".join(problems)
-        yield row_number, username, outcomes[state], reason, user_id or ""
+        yield row_number, username, RESULT_OUTCOMES[state], reason, user_id or ""

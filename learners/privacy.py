@@ -40,7 +40,8 @@ UPSTREAM_COPY_NOTE = gettext_lazy(
     "The assessment service keeps its own copy of the registration, answers and results; "
     "the portal cannot delete or export it (the service offers no way to)."
 )
-# Stored as the attempt's last problem, in the language of the staff member who erased.
+# Stored as the attempt's last problem in the source language, translated when shown
+# (portal.upstream.text_to_store).
 STOPPED_BY_ERASURE = gettext_lazy("Not finished: the learner's personal data was erased first.")
 
 

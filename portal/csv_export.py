@@ -6,6 +6,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from django.http import StreamingHttpResponse
+from django.utils import translation
 
 # A spreadsheet runs a cell that begins with one of these as a formula (OWASP "CSV
 # injection"); tab and carriage return can hide the sign behind white space.
@@ -35,20 +36,38 @@ class _Echo:
         return line
 
 
-def csv_lines(header: list[str], rows: Iterable[Iterable[object]]) -> Iterator[str]:
-    """Yield CSV lines for a header and rows, one at a time, every cell made safe."""
+_END = object()
+
+
+def csv_lines(
+    header: list[str], rows: Iterable[Iterable[object]], *, language: str
+) -> Iterator[str]:
+    """Yield CSV lines for a header and rows, one at a time, every cell made safe.
+
+    Each row is read and written in `language`: the server reads the stream after the view has
+    returned, when the request's language may no longer be active, so a cell may be a lazy
+    translation (a level's name, a row's outcome) and still come out in the reader's language.
+    """
     writer = csv.writer(_Echo())
     yield "\ufeff"  # so spreadsheets read the file as UTF-8
     yield writer.writerow(header)
-    for row in rows:
-        yield writer.writerow([spreadsheet_safe(cell) for cell in row])
+    rows = iter(rows)
+    while True:
+        # Only while this row is made: nothing else the thread does between lines is affected.
+        with translation.override(language):
+            row = next(rows, _END)
+            if row is _END:
+                return
+            line = writer.writerow([spreadsheet_safe(cell) for cell in row])
+        yield line
 
 
 def csv_download(
     filename: str, header: list[str], rows: Iterable[Iterable[object]]
 ) -> StreamingHttpResponse:
     """Return a streamed CSV attachment; memory stays flat however many rows there are."""
-    response = StreamingHttpResponse(csv_lines(header, rows), content_type="text/csv")
+    lines = csv_lines(header, rows, language=translation.get_language())
+    response = StreamingHttpResponse(lines, content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     return response

@@ -26,6 +26,7 @@ from assessments.models import AssessmentAttempt
 from learners.import_run import _thread
 from learners.models import ImportJob
 from portal.models import UpstreamFailure
+from tests.conftest import make_learner
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
@@ -294,6 +295,20 @@ def test_a_failed_calls_outcome_is_named_in_the_readers_language(in_pseudo_langu
     visitor.force_login(staff)
     page = visitor.get("/operations/").content.decode()
     assert pseudo("timed out connecting") in page
+
+
+@pytest.mark.django_db
+def test_a_csv_download_is_written_in_the_language_of_its_request(in_pseudo_language, staff):
+    make_learner("sam.secondary", "u-sam")
+    visitor = Client()
+    visitor.force_login(staff)
+    response = visitor.get("/learners/learners.csv")
+    # The server reads a streamed file after the view has returned, when another language may
+    # be active in its thread.
+    with translation.override("en"):
+        text = b"".join(response.streaming_content).decode()
+    assert pseudo("Secondary") in text.splitlines()[1]
+    assert text.splitlines()[0].startswith("\ufeffusername,")  # the header is a data interface
 
 
 def test_an_imports_sending_threads_write_in_the_language_the_job_runs_in(in_pseudo_language):
