@@ -11,24 +11,10 @@ Two rules, applied to every count before it reaches a table, a chart or a file:
    reader then learns only that the withheld parts together hold at least N learners.
 """
 
-from dataclasses import dataclass
-
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.utils.translation import gettext, ngettext
 
-
-@dataclass(frozen=True)
-class Figure:
-    """A count as it may be shown: `value` is None whenever the exact count is withheld."""
-
-    label: str
-    value: int | None
-    text: str
-    url: str = ""
-
-    @property
-    def withheld(self) -> bool:
-        return self.value is None
+from portal.charts import Figure
 
 
 def fewer_than(min_size: int) -> str:

@@ -7,8 +7,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
-from dashboard.charts import bar_chart
-from dashboard.disclosure import Figure, protect, protect_parts
+from dashboard.disclosure import protect, protect_parts
 from dashboard.selectors import (
     CohortFilters,
     cohort_headline,
@@ -16,6 +15,7 @@ from dashboard.selectors import (
     needs_help_by_area,
     risk_distribution,
 )
+from portal.charts import Figure, bar_chart
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from django.views.decorators.debug import sensitive_post_parameters
 from assessments.models import AssessmentAttempt
 from audit.models import AuditEvent
 from audit.services import audit_record
-from dashboard.charts import TrendPoint, line_chart
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
 from learners.selectors import (
@@ -24,6 +23,7 @@ from learners.selectors import (
 )
 from learners.services import RegistrationFailed, learner_register
 from portal.access import staff_required
+from portal.charts import TrendPoint, line_chart
 
 PAGE_SIZE = 25
 

@@ -176,7 +176,7 @@ OWN_SCRIPT = re.compile(
     r'<script src="/static/[^"<>]+"(?: (?:defer|async|nonce="[^"<>]*"|type="module"))*></script>'
 )
 
-# The portal's own charts (dashboard/charts.py): inline SVG drawn from numbers and escaped
+# The portal's own charts (portal/charts.py): inline SVG drawn from numbers and escaped
 # labels. Each is checked to hold only drawing elements, then set aside like own scripts.
 OWN_CHART = re.compile(r'<svg class="chart[^"<>]*"[^<>]*>.*?</svg>', re.S)
 CHART_TAGS = {"svg", "title", "desc", "g", "rect", "text", "tspan", "line", "polyline", "circle"}

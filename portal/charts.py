@@ -15,7 +15,20 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import pgettext
 
-from dashboard.disclosure import Figure
+
+@dataclass(frozen=True)
+class Figure:
+    """A count as a chart shows it: `value` is None whenever the exact count is withheld."""
+
+    label: str
+    value: int | None
+    text: str
+    url: str = ""
+
+    @property
+    def withheld(self) -> bool:
+        return self.value is None
+
 
 BAR_WIDTH = 320  # viewBox units: a 360 px phone draws it about 328 px wide, text at 16 px
 BAR_ROW = 46
