@@ -2,11 +2,14 @@
 
 from datetime import timedelta
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from assessments.delivery import attempt_deliver, attempt_fetch_results
 from assessments.models import AssessmentAttempt
+from audit.models import AuditEvent
+from audit.services import audit_record
 from portal.models import UpstreamFailure
 
 State = AssessmentAttempt.State
@@ -37,8 +40,18 @@ def upstream_failures_by_endpoint(*, since=None) -> list[dict]:
     )
 
 
-def attempt_retry_now(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
-    """Try a stuck step again at once: deliver a pending submission or fetch missing results."""
+def attempt_retry_now(
+    *, attempt: AssessmentAttempt, retried_by: AbstractBaseUser, address: str | None = None
+) -> AssessmentAttempt:
+    """Try a stuck step again at once, audited: deliver a pending submission or fetch results."""
+    audit_record(
+        actor=retried_by,
+        address=address,
+        action=AuditEvent.Action.SUBMISSION_RETRIED,
+        learner=attempt.learner,
+        assessment_id=attempt.assessment_id,
+        state_before=attempt.state,
+    )
     if attempt.state == State.SUBMIT_PENDING:
         attempt_deliver(attempt_id=attempt.pk, force=True)
     elif attempt.state == State.SUBMITTED:

@@ -12,9 +12,8 @@ from assessments.operations import (
     attempts_needing_attention,
     upstream_failures_by_endpoint,
 )
-from audit.models import AuditEvent
-from audit.services import audit_record
 from portal.access import staff_required
+from portal.addresses import client_address
 from portal.models import UpstreamFailure
 
 RECENT_FAILURES_SHOWN = 20
@@ -39,14 +38,9 @@ def operations(request: HttpRequest) -> HttpResponse:
 def retry_attempt(request: HttpRequest, attempt_pk: int) -> HttpResponse:
     """Retry a pending delivery or a missing results fetch now."""
     attempt = get_object_or_404(AssessmentAttempt.objects.select_related("learner"), pk=attempt_pk)
-    audit_record(
-        request=request,
-        action=AuditEvent.Action.SUBMISSION_RETRIED,
-        learner=attempt.learner,
-        assessment_id=attempt.assessment_id,
-        state_before=attempt.state,
+    attempt = attempt_retry_now(
+        attempt=attempt, retried_by=request.user, address=client_address(request)
     )
-    attempt = attempt_retry_now(attempt=attempt)
     messages.info(
         request,
         _("%(name)s's assessment #%(assessment_id)s is now: %(state)s.")

@@ -10,6 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, needs_help_flagged
+from audit.models import AuditEvent
+from audit.services import audit_record
 from followups.models import FollowUp, FollowUpArea, FollowUpNote, risk_rank
 from learners.models import Learner
 from portal.access import is_staff_member
@@ -93,12 +95,13 @@ def followup_update(
     *,
     follow_up: FollowUp,
     changed_by: AbstractBaseUser,
+    address: str | None = None,
     status: str,
     assignee: AbstractBaseUser | None,
     due_date: date,
     note: str = "",
 ) -> FollowUpChange:
-    """Apply a staff member's changes and note to an item; return what changed."""
+    """Apply a staff member's changes and note to an item, audited; return what changed."""
     if status not in FollowUp.Status.values:
         raise ValueError(f"Unknown follow-up status {status!r}")
     if assignee is not None and not is_staff_member(assignee):
@@ -123,9 +126,32 @@ def followup_update(
             )
             if not fields:
                 locked.save(update_fields=["updated_at"])
+        change = FollowUpChange(
+            fields=[name.removesuffix("_id") for name in fields], note_added=bool(note)
+        )
+        if change.changed_anything:
+            _audit_change(locked, change, changed_by=changed_by, address=address)
     follow_up.refresh_from_db()
-    return FollowUpChange(
-        fields=[name.removesuffix("_id") for name in fields], note_added=bool(note)
+    return change
+
+
+def _audit_change(
+    follow_up: FollowUp, change: FollowUpChange, *, changed_by: AbstractBaseUser, address
+) -> None:
+    """Record a change to an item; never the note itself."""
+    # Notes stay out of the audit trail: they may say sensitive things about a young person,
+    # and the trail is append-only and outlives an erasure. That a note was added is kept.
+    audit_record(
+        actor=changed_by,
+        address=address,
+        action=AuditEvent.Action.FOLLOW_UP_CHANGED,
+        learner=follow_up.learner,
+        follow_up=follow_up.pk,
+        changed=change.fields,
+        status=follow_up.status,
+        assignee=follow_up.assignee.get_username() if follow_up.assignee else None,
+        due_date=follow_up.due_date.isoformat(),
+        note_added=change.note_added,
     )
 
 

@@ -7,10 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 
-from audit.models import AuditEvent
-from audit.services import audit_record
 from followups.forms import FollowUpFilterForm, FollowUpUpdateForm
-from followups.models import FollowUp
 from followups.selectors import (
     followup_area_names,
     followup_detail,
@@ -20,6 +17,7 @@ from followups.selectors import (
 )
 from followups.services import followup_due_days, followup_update
 from portal.access import staff_required
+from portal.addresses import client_address
 
 PAGE_SIZE = 25
 
@@ -65,28 +63,15 @@ def followup_item(request: HttpRequest, pk: int) -> HttpResponse:
         staff=staff_users(),
     )
     if request.method == "POST" and form.is_valid():
-        change = followup_update(follow_up=follow_up, changed_by=request.user, **form.cleaned_data)
-        if change.changed_anything:
-            _audit_change(request, follow_up, change.fields, change.note_added)
+        change = followup_update(
+            follow_up=follow_up,
+            changed_by=request.user,
+            address=client_address(request),
+            **form.cleaned_data,
+        )
         messages.success(request, _change_message(change.fields, change.note_added))
         return redirect("followups:detail", pk=follow_up.pk)
     return render(request, "followups/detail.html", {"follow_up": follow_up, "form": form})
-
-
-def _audit_change(request, follow_up: FollowUp, fields: list[str], note_added: bool) -> None:
-    # Notes stay out of the audit trail: they may say sensitive things about a young person,
-    # and the trail is append-only and outlives an erasure. That a note was added is kept.
-    audit_record(
-        request=request,
-        action=AuditEvent.Action.FOLLOW_UP_CHANGED,
-        learner=follow_up.learner,
-        follow_up=follow_up.pk,
-        changed=fields,
-        status=follow_up.status,
-        assignee=follow_up.assignee.get_username() if follow_up.assignee else None,
-        due_date=follow_up.due_date.isoformat(),
-        note_added=note_added,
-    )
 
 
 def _change_message(fields: list[str], note_added: bool) -> str:

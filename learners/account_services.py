@@ -2,8 +2,8 @@
 
 import logging
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.http import HttpRequest
 from django.views.decorators.debug import sensitive_variables
 
 from audit.models import AuditEvent
@@ -15,7 +15,9 @@ logger = logging.getLogger(__name__)
 
 
 @sensitive_variables("password")
-def learner_password_reset(*, request: HttpRequest, learner: Learner, password: str) -> None:
+def learner_password_reset(
+    *, learner: Learner, password: str, reset_by: AbstractBaseUser, address: str | None = None
+) -> None:
     """Give a learner a new local password, audited; every session they had open ends.
 
     The upstream has no endpoint for passwords, so only the portal's password changes.
@@ -26,7 +28,12 @@ def learner_password_reset(*, request: HttpRequest, learner: Learner, password: 
     with transaction.atomic():
         user.set_password(password)
         user.save(update_fields=["password"])
-        audit_record(request=request, action=AuditEvent.Action.PASSWORD_RESET, learner=learner)
+        audit_record(
+            actor=reset_by,
+            address=address,
+            action=AuditEvent.Action.PASSWORD_RESET,
+            learner=learner,
+        )
     # A learner locked out by mistyping can sign in with the new password at once.
     sign_in_unlock(username=learner.username)
-    logger.info("Password of learner %s reset by user %s", learner.pk, request.user.pk)
+    logger.info("Password of learner %s reset by user %s", learner.pk, reset_by.pk)

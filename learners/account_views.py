@@ -10,6 +10,7 @@ from learners.account_services import learner_password_reset
 from learners.forms import LearnerPasswordResetForm
 from learners.models import Learner
 from portal.access import is_staff_member, staff_required
+from portal.addresses import client_address
 
 
 def _get_learner_for_password_reset(pk: int) -> Learner:
@@ -34,7 +35,10 @@ def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         learner_password_reset(
-            request=request, learner=learner, password=form.cleaned_data["new_password1"]
+            learner=learner,
+            password=form.cleaned_data["new_password1"],
+            reset_by=request.user,
+            address=client_address(request),
         )
         messages.success(
             request,

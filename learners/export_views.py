@@ -8,17 +8,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from audit.models import AuditEvent
-from audit.services import audit_record
 from dashboard.forms import CohortFilterForm
-from learners.exports import (
-    LEARNER_HEADER,
-    RESULT_HEADER,
-    learner_export_rows,
-    result_export_rows,
-)
+from learners.exports import LEARNER_HEADER, RESULT_HEADER, learners_export, results_export
 from learners.forms import LearnerSearchForm
 from portal.access import staff_required
+from portal.addresses import client_address
 from portal.csv_export import csv_download
 
 
@@ -32,10 +26,10 @@ def learners_csv(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Nothing was exported: %(errors)s") % {"errors": _errors(form)})
         return redirect(f"{reverse('learners:list')}?{request.GET.urlencode()}")
     query, level = form.cleaned_data["q"].strip(), form.cleaned_data["level"]
-    audit_record(request=request, action=AuditEvent.Action.LEARNERS_EXPORTED, q=query, level=level)
-    return csv_download(
-        f"learners-{_today()}.csv", LEARNER_HEADER, learner_export_rows(query=query, level=level)
+    rows = learners_export(
+        query=query, level=level, exported_by=request.user, address=client_address(request)
     )
+    return csv_download(f"learners-{_today()}.csv", LEARNER_HEADER, rows)
 
 
 @staff_required
@@ -47,11 +41,13 @@ def results_csv(request: HttpRequest) -> HttpResponse:
         # The dashboard shows the same form with its error summary.
         messages.error(request, _("Nothing was exported: correct the filters first."))
         return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
-    detail = form.filter_detail()
-    audit_record(request=request, action=AuditEvent.Action.RESULTS_EXPORTED, **detail)
-    return csv_download(
-        f"results-{_today()}.csv", RESULT_HEADER, result_export_rows(form.cohort_filters())
+    rows = results_export(
+        filters=form.cohort_filters(),
+        filter_detail=form.filter_detail(),
+        exported_by=request.user,
+        address=client_address(request),
     )
+    return csv_download(f"results-{_today()}.csv", RESULT_HEADER, rows)
 
 
 def _today() -> str:

@@ -1,9 +1,13 @@
-"""Rows for the CSV exports, streamed from the database in chunks: memory stays flat."""
+"""The CSV exports: each audited when it starts, its rows streamed in chunks (flat memory)."""
 
 from collections.abc import Iterator
 from itertools import islice
 
+from django.contrib.auth.models import AbstractBaseUser
+
 from assessments.models import FocusArea, needs_help_flagged
+from audit.models import AuditEvent
+from audit.services import audit_record
 from dashboard.selectors import CohortFilters, completed_results
 from learners.models import Learner, Level
 from learners.selectors import learner_list
@@ -40,6 +44,37 @@ RESULT_HEADER = [
     "risk_level",
     "focus_areas_needing_help",
 ]
+
+
+def learners_export(
+    *, query: str, level: str, exported_by: AbstractBaseUser, address: str | None
+) -> Iterator[tuple]:
+    """Audit an export of the learner list's search and return its rows."""
+    audit_record(
+        actor=exported_by,
+        address=address,
+        action=AuditEvent.Action.LEARNERS_EXPORTED,
+        q=query,
+        level=level,
+    )
+    return learner_export_rows(query=query, level=level)
+
+
+def results_export(
+    *,
+    filters: CohortFilters,
+    filter_detail: dict[str, str],
+    exported_by: AbstractBaseUser,
+    address: str | None,
+) -> Iterator[tuple]:
+    """Audit an export of the results in the dashboard's filters and return its rows."""
+    audit_record(
+        actor=exported_by,
+        address=address,
+        action=AuditEvent.Action.RESULTS_EXPORTED,
+        **filter_detail,
+    )
+    return result_export_rows(filters)
 
 
 def learner_export_rows(*, query: str = "", level: str = "") -> Iterator[tuple]:

@@ -7,8 +7,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from audit.models import AuditEvent
-from audit.services import audit_record
 from learners.import_csv import COLUMNS, TEMPLATE_EXAMPLE
 from learners.import_forms import ImportUploadForm
 from learners.imports import (
@@ -29,6 +27,7 @@ from learners.imports import (
 )
 from learners.models import ImportJob
 from portal.access import staff_required
+from portal.addresses import client_address
 from portal.csv_export import csv_download
 
 ROWS_PER_PAGE = 100
@@ -98,7 +97,7 @@ def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """Start registering the valid rows of a previewed job."""
     job = get_object_or_404(ImportJob, pk=pk)
     try:
-        import_job_confirm(job=job, confirmed_by=request.user, request=request)
+        import_job_confirm(job=job, confirmed_by=request.user, address=client_address(request))
     except ImportJobClosed as closed:
         messages.error(request, str(closed))
     return redirect("learners:import_job", pk=pk)
@@ -135,7 +134,9 @@ def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
     """Download the generated passwords, once; they are deleted as they are handed over."""
     job = get_object_or_404(ImportJob, pk=pk)
     try:
-        credentials = import_credentials_take(job=job)
+        credentials = import_credentials_take(
+            job=job, taken_by=request.user, address=client_address(request)
+        )
     except CredentialsGone:
         messages.error(
             request,
@@ -146,12 +147,6 @@ def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         )
         return redirect("learners:import_job", pk=pk)
-    audit_record(
-        request=request,
-        action=AuditEvent.Action.CREDENTIALS_DOWNLOADED,
-        import_job=job.pk,
-        learners=len(credentials),
-    )
     return csv_download(
         f"import-{job.pk}-passwords.csv",
         ["row", "username", "password", "first_name", "last_name"],

@@ -16,7 +16,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
-from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
@@ -109,11 +108,11 @@ def _rows_store(job: ImportJob, batch: list, first_seen: dict[str, int]) -> None
 
 
 def import_job_confirm(
-    *, job: ImportJob, confirmed_by: AbstractBaseUser, request: HttpRequest | None = None
+    *, job: ImportJob, confirmed_by: AbstractBaseUser, address: str | None = None
 ) -> ImportJob:
     """Start registering the job's valid rows in the background (a repeat does nothing).
 
-    With the staff member's request, the start is audited (once, however many clicks).
+    The start is audited once, however many clicks.
     """
     from learners.tasks import run_import_job
 
@@ -127,14 +126,14 @@ def import_job_confirm(
         if not started and job.state == ImportJob.State.DISCARDED:
             raise ImportJobClosed(_("This import was discarded. Upload the file again."))
         if started:
-            if request is not None:
-                audit_record(
-                    request=request,
-                    action=AuditEvent.Action.LEARNERS_IMPORTED,
-                    import_job=job.pk,
-                    rows_to_register=job.valid_rows,
-                    rows_skipped=job.invalid_rows,
-                )
+            audit_record(
+                actor=confirmed_by,
+                address=address,
+                action=AuditEvent.Action.LEARNERS_IMPORTED,
+                import_job=job.pk,
+                rows_to_register=job.valid_rows,
+                rows_skipped=job.invalid_rows,
+            )
             # After commit: the worker must find the job running. It writes the rows'
             # reasons in the language of the staff member who started it.
             language = get_language()
@@ -178,8 +177,12 @@ def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
     return bool(asked)
 
 
-def import_credentials_take(*, job: ImportJob) -> list[tuple[int, str, str, str, str]]:
+def import_credentials_take(
+    *, job: ImportJob, taken_by: AbstractBaseUser, address: str | None = None
+) -> list[tuple[int, str, str, str, str]]:
     """Return the generated passwords (row, username, password, names) once, wiping them.
+
+    The download is audited with the number of learners whose passwords it holds.
 
     Raises CredentialsGone when they were downloaded already, have expired, or were never made.
     """
@@ -204,6 +207,13 @@ def import_credentials_take(*, job: ImportJob) -> list[tuple[int, str, str, str,
             ).values_list("row_number", "username", "password_encrypted", "first_name", "last_name")
         ]
         job.rows.update(password_encrypted="")
+        audit_record(
+            actor=taken_by,
+            address=address,
+            action=AuditEvent.Action.CREDENTIALS_DOWNLOADED,
+            import_job=job.pk,
+            learners=len(credentials),
+        )
     return credentials
 
 

@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 from audit.models import AuditEvent
+from audit.services import audit_record
 from followups.services import followups_export, followups_forget_learner
 from learners.imports import import_rows_forget
 from learners.models import Learner
@@ -49,8 +50,13 @@ class ErasureDeferred(Exception):
     """A submission is being sent right now: erase once it has finished."""
 
 
-def learner_erase(*, learner: Learner, erased_by: AbstractBaseUser) -> Learner:
-    """Remove a learner's personal data and answers, keeping an anonymous record for counts."""
+def learner_erase(
+    *, learner: Learner, erased_by: AbstractBaseUser, address: str | None = None
+) -> Learner:
+    """Remove a learner's personal data and answers, keeping an anonymous record for counts.
+
+    Audited in the same transaction: no erasure without its event, and no event without it.
+    """
     with transaction.atomic():
         learner = Learner.objects.select_for_update().select_related("user").get(pk=learner.pk)
         locked = AssessmentAttempt.objects.select_for_update().filter(learner=learner)
@@ -115,6 +121,12 @@ def learner_erase(*, learner: Learner, erased_by: AbstractBaseUser) -> Learner:
             },
             token,
         )
+        audit_record(
+            actor=erased_by,
+            address=address,
+            action=AuditEvent.Action.LEARNER_ERASED,
+            learner=learner,
+        )
     logger.info("Learner %s erased by user %s", learner.pk, erased_by.pk)
     return learner
 
@@ -145,8 +157,23 @@ def _admin_history_forget(objects: dict[type[Model], list[int]], token: str) -> 
         ).update(object_repr=f"{model._meta.verbose_name} of {token}", change_message="")
 
 
-def learner_export(*, learner: Learner) -> dict:
-    """Return everything the portal holds about one learner, ready to be written as JSON."""
+def learner_export(
+    *, learner: Learner, exported_by: AbstractBaseUser, address: str | None = None
+) -> dict:
+    """Return everything the portal holds about one learner as JSON data, audited."""
+    export = _learner_export_data(learner)
+    # After the data is read: the file lists the events before its own export.
+    audit_record(
+        actor=exported_by,
+        address=address,
+        action=AuditEvent.Action.LEARNER_EXPORTED,
+        learner=learner,
+    )
+    return export
+
+
+def _learner_export_data(learner: Learner) -> dict:
+    """Collect everything the portal holds about one learner."""
     attempts = learner.attempts.select_related("result").prefetch_related(
         "answers", "result__focus_areas"
     )

@@ -1,17 +1,15 @@
 """Staff pages about one learner's personal data: export it, or erase it locally."""
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from audit.models import AuditEvent
-from audit.services import audit_record
 from learners.models import Learner
 from learners.privacy import ErasureDeferred, learner_erase, learner_export
 from portal.access import staff_required
+from portal.addresses import client_address
 
 # The name of the confirmation page's submit button: a POST without it (a stray or replayed
 # request, a script) only shows the page again.
@@ -23,8 +21,9 @@ CONFIRM_FIELD = "erase"
 def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     """Download everything held about a learner as a JSON file."""
     learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
-    export = learner_export(learner=learner)
-    audit_record(request=request, action=AuditEvent.Action.LEARNER_EXPORTED, learner=learner)
+    export = learner_export(
+        learner=learner, exported_by=request.user, address=client_address(request)
+    )
     response = JsonResponse(export, json_dumps_params={"indent": 2, "ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="learner-{learner.pk}.json"'
     return response
@@ -45,11 +44,7 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("learners:list")
     if request.method == "POST" and CONFIRM_FIELD in request.POST:
         try:
-            with transaction.atomic():  # no erasure without its audit event, and vice versa
-                learner_erase(learner=learner, erased_by=request.user)
-                audit_record(
-                    request=request, action=AuditEvent.Action.LEARNER_ERASED, learner=learner
-                )
+            learner_erase(learner=learner, erased_by=request.user, address=client_address(request))
         except ErasureDeferred:
             messages.error(
                 request,

@@ -9,6 +9,8 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
+from audit.models import AuditEvent
+from audit.services import audit_record
 from learners.models import Learner
 from learners.selectors import stale_pending_registrations
 from portal.partner_api import (
@@ -40,12 +42,16 @@ def learner_register(
     password: str,
     dob: date,
     registered_by: AbstractBaseUser,
+    address: str | None = None,
     email: str = "",
     first_name: str = "",
     last_name: str = "",
     level: str = "",
 ) -> Learner:
-    """Register a learner locally and upstream; on failure keep nothing and explain why."""
+    """Register a learner locally and upstream, audited; on failure keep nothing and say why.
+
+    `address` is the client address of the staff member's request (None from a command).
+    """
     learner = _learner_create_pending(
         username=username,
         password=password,
@@ -84,6 +90,12 @@ def learner_register(
             learner.save(update_fields=["upstream_user_id", "status"])
             learner.user.is_active = True
             learner.user.save(update_fields=["is_active"])
+            audit_record(
+                actor=registered_by,
+                address=address,
+                action=AuditEvent.Action.LEARNER_REGISTERED,
+                learner=learner,
+            )
     except DatabaseError as error:
         # The upstream handed out a user_id we already hold (or cannot store): keep no
         # half-made record.
@@ -150,3 +162,16 @@ def _learner_discard(learner: Learner) -> None:
         user = learner.user
         learner.delete()
         user.delete()
+
+
+def learner_results_viewed(
+    *, learner: Learner, assessment_id: int, viewed_by: AbstractBaseUser, address: str | None
+) -> None:
+    """Record in the audit trail that a member of staff was shown a learner's results."""
+    audit_record(
+        actor=viewed_by,
+        address=address,
+        action=AuditEvent.Action.RESULTS_VIEWED,
+        learner=learner,
+        assessment_id=assessment_id,
+    )

@@ -10,8 +10,6 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
-from audit.models import AuditEvent
-from audit.services import audit_record
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
 from learners.selectors import (
@@ -21,8 +19,9 @@ from learners.selectors import (
     learner_rows,
     score_trend,
 )
-from learners.services import RegistrationFailed, learner_register
+from learners.services import RegistrationFailed, learner_register, learner_results_viewed
 from portal.access import staff_required
+from portal.addresses import client_address
 from portal.charts import TrendPoint, line_chart
 
 PAGE_SIZE = 25
@@ -52,13 +51,12 @@ def learner_new(request: HttpRequest) -> HttpResponse:
     form = LearnerRegistrationForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
-            learner = learner_register(registered_by=request.user, **form.cleaned_data)
+            learner = learner_register(
+                registered_by=request.user, address=client_address(request), **form.cleaned_data
+            )
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
         else:
-            audit_record(
-                request=request, action=AuditEvent.Action.LEARNER_REGISTERED, learner=learner
-            )
             messages.success(
                 request,
                 _(
@@ -78,11 +76,11 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
     attempts = learner_attempts(learner)
     latest = latest_result(attempts)
     if latest is not None:
-        audit_record(
-            request=request,
-            action=AuditEvent.Action.RESULTS_VIEWED,
+        learner_results_viewed(
             learner=learner,
             assessment_id=latest.attempt.assessment_id,
+            viewed_by=request.user,
+            address=client_address(request),
         )
     return render(
         request,
@@ -133,11 +131,11 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
         assessment_id=assessment_id,
     )
     if hasattr(attempt, "result"):
-        audit_record(
-            request=request,
-            action=AuditEvent.Action.RESULTS_VIEWED,
+        learner_results_viewed(
             learner=learner,
             assessment_id=attempt.assessment_id,
+            viewed_by=request.user,
+            address=client_address(request),
         )
     return render(
         request,

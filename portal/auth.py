@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
-from audit.services import client_ip
+from portal.addresses import client_address
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,9 @@ class CaseInsensitiveModelBackend(ModelBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
         if username is None or password is None:
             return None
-        throttle = SignInThrottle(username=username, ip=client_ip(request) if request else None)
+        throttle = SignInThrottle(
+            username=username, ip=client_address(request) if request else None
+        )
         if throttle.is_locked():
             logger.info(
                 "Sign-in refused while locked: username ref %s from %s",
@@ -145,7 +147,7 @@ class SignInThrottle:
 
 def sign_in_locked(*, username: str, request: HttpRequest | None) -> bool:
     """Return whether sign-in for this username, or from this request's IP, is locked."""
-    ip = client_ip(request) if request is not None else None
+    ip = client_address(request) if request is not None else None
     return SignInThrottle(username=username, ip=ip).is_locked()
 
 

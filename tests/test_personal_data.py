@@ -528,7 +528,7 @@ def test_the_export_service_of_an_erased_learner_holds_nothing_that_names_them(l
     details = personal_details(learner)
     erase(learner, staff)
 
-    export = json.dumps(learner_export(learner=learner))
+    export = json.dumps(learner_export(learner=learner, exported_by=staff))
 
     assert not [detail for detail in details if detail in export]
     assert f"erased-{learner.pk}" in export
