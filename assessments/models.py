@@ -4,8 +4,6 @@ from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
 
-from learners.models import Learner
-
 
 class AssessmentAttempt(models.Model):
     """One upstream assessment offered to a learner, from offer to results."""
@@ -19,7 +17,10 @@ class AssessmentAttempt(models.Model):
         COMPLETED = "completed", gettext_lazy("Completed")
         REJECTED = "rejected", gettext_lazy("Refused by the assessment service")
 
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="attempts")
+    # By name: the learners app sits above this one (its pages show attempts) and imports it.
+    learner = models.ForeignKey(
+        "learners.Learner", on_delete=models.CASCADE, related_name="attempts"
+    )
     assessment_id = models.BigIntegerField()
     assessment_version = models.IntegerField(null=True, blank=True)
     target_group = models.CharField(max_length=100, blank=True)

@@ -5,15 +5,20 @@ failure in the middle never loses a learner's answers. Submission and results ar
 `assessments.delivery`.
 """
 
+from __future__ import annotations
+
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer, fit
 from assessments.taking import UNFINISHED_STATES
-from learners.models import Learner
 from portal.partner_api import AssessmentContent, get_client
+
+if TYPE_CHECKING:  # annotations only: the learners app sits above this one
+    from learners.models import Learner
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,9 @@
 """The learner's pages: my assessments, the taking flow, submission and results."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,11 +25,13 @@ from assessments.taking import (
     results_snapshot,
     saved_answers,
 )
-from learners.models import Learner
 from portal.access import learner_required
 from portal.middleware import learner_keep_alive, learner_seconds_left
 from portal.partner_api import PartnerApiError
 from portal.upstream import failure_message
+
+if TYPE_CHECKING:  # annotations only: the learners app sits above this one
+    from learners.models import Learner
 
 State = AssessmentAttempt.State
 

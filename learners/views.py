@@ -10,15 +10,10 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
+from assessments.selectors import latest_result, learner_attempts, score_trend
 from learners.forms import LearnerRegistrationForm, LearnerSearchForm
 from learners.models import Learner
-from learners.selectors import (
-    latest_result,
-    learner_attempts,
-    learner_matching,
-    learner_rows,
-    score_trend,
-)
+from learners.selectors import learner_matching, learner_rows
 from learners.services import RegistrationFailed, learner_register, learner_results_viewed
 from portal.access import staff_required
 from portal.addresses import client_address

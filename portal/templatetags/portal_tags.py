@@ -79,17 +79,6 @@ def session_timeout_script(context: template.Context) -> str:
 
 
 @register.filter
-def state_label(state: str) -> str:
-    """Return the readable label of an attempt state value."""
-    from assessments.models import AssessmentAttempt
-
-    try:
-        return AssessmentAttempt.State(state).label
-    except ValueError:
-        return state
-
-
-@register.filter
 def call_outcome(outcome: str) -> str:
     """Name a failed upstream call's recorded outcome in the reader's language."""
     return call_outcome_label(outcome)
