@@ -33,7 +33,7 @@ def search_term() -> str:
     from learners.models import Learner
 
     try:
-        from learners.cohort_generator import generated_learners
+        from demo.generator import generated_learners
 
         learners = generated_learners()
     except ImportError:

@@ -4,7 +4,7 @@
 
 Everything runs against BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench),
 created if missing and migrated, with DEBUG off. The 100,000 learners / 300,000 attempts are
-generated once (learners.cohort_generator) and reused while they are there. A sandbox upstream
+generated once (demo.generator) and reused while they are there. A sandbox upstream
 with 50 ms of latency on create-learner serves the bulk-registration part.
 """
 
@@ -94,9 +94,9 @@ def ensure_cohort() -> str:
     if learners >= COHORT_LEARNERS and attempts >= COHORT_ATTEMPTS:
         return f"reused ({learners:,} learners, {attempts:,} attempts)"
     try:
-        from learners.cohort_generator import cohort_clear, generate_cohort
+        from demo.generator import cohort_clear, generate_cohort
     except ImportError:
-        return f"MISSING: learners.cohort_generator not available ({learners:,} learners)"
+        return f"MISSING: demo.generator not available ({learners:,} learners)"
     started = time.monotonic()
     if learners:
         print(f"Too small a data set ({learners:,} learners): clearing the generated part")

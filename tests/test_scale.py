@@ -10,10 +10,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+from demo.generator import generate_cohort
 from followups.models import FollowUp, risk_rank
 from followups.services import flagged_area_names, followup_due_date
 from learners import views
-from learners.cohort_generator import generate_cohort
 from learners.models import Learner, Level
 from learners.selectors import learner_list
 from sandbox.bank import FOCUS_AREAS

@@ -11,10 +11,10 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt
 from dashboard.models import CohortResult
+from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from portal.access import STAFF_GROUP
-from portal.management.commands import demo_staff
 from portal.partner_api import get_client
 from tests.conftest import make_learner
 

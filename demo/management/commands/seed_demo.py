@@ -7,9 +7,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from demo.management.commands.demo_staff import DEMO_USERNAME
+from demo.seeding import demo_cohort_seed, wait_for_upstream
 from learners.models import Learner
-from portal.demo_cohort import demo_cohort_seed, wait_for_upstream
-from portal.management.commands.demo_staff import DEMO_USERNAME
 
 
 class Command(BaseCommand):

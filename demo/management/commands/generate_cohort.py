@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from learners.cohort_generator import cohort_clear, generate_cohort
+from demo.generator import cohort_clear, generate_cohort
 from learners.models import Learner
 
 

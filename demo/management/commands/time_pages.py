@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from learners.page_timing import STAFF_PAGES, pages_time, timing_staff_user, timings_markdown
+from demo.page_timing import STAFF_PAGES, pages_time, timing_staff_user, timings_markdown
 
 
 class Command(BaseCommand):
