@@ -23,7 +23,7 @@ class Learner(models.Model):
         # Translators: The state of a learner's record in the portal.
         PENDING = "pending", gettext_lazy("Registration pending")
         ACTIVE = "active", gettext_lazy("Active")
-        # Personal data erased (learners.privacy): an anonymous record kept for counts.
+        # Personal data erased (privacy.services): an anonymous record kept for counts.
         ERASED = "erased", gettext_lazy("Personal data erased")
 
     user = models.OneToOneField(

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "audit",
     "dashboard",
     "followups",
+    "privacy",
     "demo",
 ]
 

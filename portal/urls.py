@@ -21,6 +21,7 @@ urlpatterns = [
     path("dashboard/", include("dashboard.urls")),
     path("follow-ups/", include("followups.urls")),
     path("learners/", include("learners.urls")),
+    path("learners/", include("privacy.urls")),
     path("me/", include("assessments.urls")),
     path("operations/", staff_views.operations, name="operations"),
     path(

@@ -85,12 +85,12 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "learners:attempt": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "learners:password_reset": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # A download: GET only.
-    "learners:export": {
+    "privacy:export": {
         "GET": STAFF_PAGE,
         "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
     },
     # A POST without the confirmation button only shows the confirmation page again.
-    "learners:erase": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "privacy:erase": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "assessments:my_assessments": {
         "GET": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
         "POST": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),

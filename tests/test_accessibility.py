@@ -629,7 +629,7 @@ NOT_A_PAGE = {
     "learners:import_progress": "JSON for the progress bar's script",
     "learners:import_confirm": "POST only; redirects to the job page (checked running)",
     "learners:import_discard": "POST only; redirects to the upload page (checked)",
-    "learners:export": "a JSON download",
+    "privacy:export": "a JSON download",
     "operations_retry": "POST only; redirects to the operations page (checked)",
 }
 

@@ -18,7 +18,7 @@ from dashboard.disclosure import protect_parts
 from dashboard.models import CohortResult
 from dashboard.selectors import CohortFilters, risk_distribution
 from learners.models import Learner, Level
-from learners.privacy import learner_erase
+from privacy.services import learner_erase
 from tests.journeys import attempt_url, ready_to_send, register_pupil
 
 State = AssessmentAttempt.State

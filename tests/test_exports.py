@@ -14,7 +14,7 @@ from django.utils import timezone
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from audit.models import AuditEvent
 from learners.models import Learner, Level
-from learners.privacy import learner_erase
+from privacy.services import learner_erase
 from tests.test_dashboard import State, cohort_learner, completed
 
 

@@ -23,8 +23,8 @@ from followups.services import (
     followups_open_missing,
 )
 from learners.models import Learner, Level
-from learners.privacy import learner_erase
 from portal.access import STAFF_GROUP
+from privacy.services import learner_erase
 from tests.conftest import PASSWORD, make_learner
 from tests.journeys import ready_to_send, register_pupil
 

@@ -18,7 +18,7 @@ from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from audit.models import AuditEvent
 from learners.models import ImportJob, ImportRow, Learner, Level
-from learners.privacy import ErasureDeferred, learner_erase, learner_export
+from privacy.services import ErasureDeferred, learner_erase, learner_export
 from tests.conftest import PASSWORD, make_learner
 
 State = AssessmentAttempt.State

@@ -7,9 +7,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from learners.models import Learner
-from learners.privacy import ErasureDeferred, learner_erase, learner_export
 from portal.access import staff_required
 from portal.addresses import client_address
+from privacy.services import ErasureDeferred, learner_erase, learner_export
 
 # The name of the confirmation page's submit button: a POST without it (a stray or replayed
 # request, a script) only shows the page again.
@@ -59,4 +59,4 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
                 _("The personal data of learner #%(number)s is erased.") % {"number": learner.pk},
             )
             return redirect("learners:list")
-    return render(request, "learners/erase_confirm.html", {"learner": learner})
+    return render(request, "privacy/erase_confirm.html", {"learner": learner})
