@@ -4,6 +4,8 @@ from dashboard import views
 
 app_name = "dashboard"
 
+# Mounted at the root: the results file kept the address it had when the learners app served it.
 urlpatterns = [
-    path("", views.dashboard, name="home"),
+    path("dashboard/", views.dashboard, name="home"),
+    path("learners/results.csv", views.results_csv, name="results_csv"),
 ]

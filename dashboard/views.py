@@ -1,12 +1,20 @@
-"""The cohort dashboard: the staff home page."""
+"""The cohort dashboard (the staff home page) and its results download."""
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET
 
+from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
 from dashboard.summary import cohort_summary
 from portal.access import staff_required
+from portal.addresses import client_address
+from portal.csv_export import csv_download
 
 
 @staff_required
@@ -25,3 +33,21 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "filter_query": filter_query,
         },
     )
+
+
+@staff_required
+@require_GET
+def results_csv(request: HttpRequest) -> HttpResponse:
+    """Download the results of completed assessments for the dashboard's filters, as CSV."""
+    form = CohortFilterForm(request.GET)
+    if not form.is_valid():
+        # The dashboard shows the same form with its error summary.
+        messages.error(request, _("Nothing was exported: correct the filters first."))
+        return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
+    rows = results_export(
+        filters=form.cohort_filters(),
+        filter_detail=form.filter_detail(),
+        exported_by=request.user,
+        address=client_address(request),
+    )
+    return csv_download(f"results-{timezone.localdate().isoformat()}.csv", RESULT_HEADER, rows)

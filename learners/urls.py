@@ -8,7 +8,6 @@ urlpatterns = [
     path("", views.learner_index, name="list"),
     path("new/", views.learner_new, name="new"),
     path("learners.csv", export_views.learners_csv, name="csv_learners"),
-    path("results.csv", export_views.results_csv, name="csv_results"),
     path("import/", import_views.import_upload, name="import"),
     path("import/template.csv", import_views.import_template, name="import_template"),
     path("import/<int:pk>/", import_views.import_job, name="import_job"),

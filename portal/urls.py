@@ -18,7 +18,7 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
-    path("dashboard/", include("dashboard.urls")),
+    path("", include("dashboard.urls")),
     path("follow-ups/", include("followups.urls")),
     path("learners/", include("learners.urls")),
     path("learners/", include("privacy.urls")),

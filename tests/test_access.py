@@ -137,7 +137,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET": STAFF_PAGE,
         "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
     },
-    "learners:csv_results": {
+    "dashboard:results_csv": {
         "GET": STAFF_PAGE,
         "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
     },

@@ -622,7 +622,7 @@ NOT_A_PAGE = {
     "assessments:resend": "POST only; redirects to the results page (checked)",
     "assessments:refresh": "POST only; redirects to the question page (checked)",
     "learners:csv_learners": "a CSV download",
-    "learners:csv_results": "a CSV download",
+    "dashboard:results_csv": "a CSV download",
     "learners:import_template": "a CSV download",
     "learners:import_results": "a CSV download",
     "learners:import_credentials": "a CSV download (POST); when gone, redirects to the job",

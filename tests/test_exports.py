@@ -226,7 +226,7 @@ def test_an_export_runs_the_same_queries_for_10_and_100_rows(
 
 def test_a_large_results_export_streams_in_flat_memory(staff_client, monkeypatch):
     # Smaller chunks than in production, so that holding the file whole would stand out.
-    monkeypatch.setattr("learners.exports.CHUNK_SIZE", 500)
+    monkeypatch.setattr("dashboard.exports.CHUNK_SIZE", 500)
     _results(20_000, prefix="m")
     response = staff_client.get("/learners/results.csv")
     assert isinstance(response, StreamingHttpResponse)
