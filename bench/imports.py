@@ -1,6 +1,6 @@
 """Bulk registration of 1,000 rows against the sandbox with 50 ms added on create-learner.
 
-The file goes through the same services as the upload page (learners.imports): create from
+The file goes through the same services as the upload page (imports.services): create from
 CSV, confirm, then `import_job_run` in this process (what the worker runs), timed from its
 start. The rows' recorded times give the two figures: upstream registration (last row's
 upstream outcome) and sign-in ready (last row's password hashed and account active). The
@@ -53,7 +53,7 @@ def _cleanup(job) -> None:
 def rows(*, latency_ms: int, count: int = ROWS) -> list[tuple[str, str, str, str]]:
     """Register `count` rows through the import services and return the table rows."""
     try:
-        from learners.imports import (
+        from imports.services import (
             import_job_confirm,
             import_job_create_from_csv,
             import_job_run,

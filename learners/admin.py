@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
-from learners.models import ImportJob, Learner
+from learners.models import Learner
 
 
 @admin.register(Learner)
@@ -52,34 +52,4 @@ class LearnerAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         # The upstream keeps the learner; removing personal data is a separate, audited step.
-        return False
-
-
-@admin.register(ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
-    """Bulk registrations, read-only: staff run them from the Learners pages."""
-
-    list_display = [
-        "pk",
-        "filename",
-        "state",
-        "total_rows",
-        "valid_rows",
-        "invalid_rows",
-        "created_by",
-        "created_at",
-        "finished_at",
-    ]
-    list_filter = ["state", "created_at"]
-    list_select_related = ["created_by"]
-    # Runner tokens are plumbing; rows (with their encrypted passwords) are not shown here.
-    exclude = ["runner"]
-
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
-        return [field.name for field in ImportJob._meta.fields if field.name != "runner"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
         return False

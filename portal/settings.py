@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "audit",
     "dashboard",
     "followups",
+    "imports",
     "privacy",
     "demo",
 ]
@@ -296,7 +297,7 @@ if (
     )
 
 # Bulk registration
-# Registering learners from a CSV file (learners/imports.py). A file may hold at most
+# Registering learners from a CSV file (imports/services.py). A file may hold at most
 # IMPORT_MAX_ROWS learners and IMPORT_MAX_FILE_BYTES bytes. IMPORT_CONCURRENCY rows are sent
 # upstream at once; IMPORT_HASH_CONCURRENCY threads hash the local passwords meanwhile (slow on
 # purpose, so kept out of the upstream pipeline, at a lower CPU priority). A running job whose

@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
     path("", include("dashboard.urls")),
     path("follow-ups/", include("followups.urls")),
+    path("learners/import/", include("imports.urls")),
     path("learners/", include("learners.urls")),
     path("learners/", include("privacy.urls")),
     path("me/", include("assessments.urls")),

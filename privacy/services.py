@@ -26,7 +26,7 @@ from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswe
 from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.services import followups_export, followups_forget_learner
-from learners.imports import import_rows_forget
+from imports.services import import_rows_forget
 from learners.models import Learner
 from portal.upstream import text_to_store
 

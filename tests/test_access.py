@@ -14,7 +14,8 @@ from django.utils import timezone
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from followups.models import FollowUp
 from followups.services import followup_open_for_result
-from learners.models import ImportJob, Learner
+from imports.models import ImportJob
+from learners.models import Learner
 from portal.access import STAFF_GROUP
 from tests.conftest import make_learner
 
@@ -122,16 +123,16 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "followups:queue": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # A POST without changes or a note shows the item again with a message.
     "followups:detail": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:import": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:import_template": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:import_job": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:import_progress": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:import_results": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "imports:upload": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "imports:template": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "imports:job": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "imports:progress": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "imports:results": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Actions on a job are POSTs that come back to the job's page; a finished job can no
     # longer be confirmed or discarded, and this one generated no passwords to download.
-    "learners:import_confirm": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
-    "learners:import_discard": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
-    "learners:import_credentials": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "imports:confirm": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "imports:discard": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "imports:credentials": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
     # Downloads: GET only.
     "learners:csv_learners": {
         "GET": STAFF_PAGE,
@@ -304,7 +305,7 @@ def object_pk(name: str, owner: Learner) -> int:
     """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
     if name.startswith("followups:"):
         return FollowUp.objects.get(learner=owner).pk
-    if name.startswith("learners:import_"):
+    if name.startswith("imports:"):
         # Import jobs belong to the partner, not to a learner: every role tries the same one.
         return ImportJob.objects.get_or_create(
             filename="class-7b.csv",

@@ -429,8 +429,8 @@ def test_more_learner_states_pass_axe(
 def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff, viewport):
     """Each state of an import job: checked, running mid-way, finished, passwords, discarded."""
 
-    from learners.imports import import_job_create_from_csv
-    from learners.models import ImportJob, ImportRow
+    from imports.models import ImportJob, ImportRow
+    from imports.services import import_job_create_from_csv
     from tests.test_bulk_registration import GOOD_PASSWORD, mid_way, upload_file
 
     base = live_server.url
@@ -623,12 +623,12 @@ NOT_A_PAGE = {
     "assessments:refresh": "POST only; redirects to the question page (checked)",
     "learners:csv_learners": "a CSV download",
     "dashboard:results_csv": "a CSV download",
-    "learners:import_template": "a CSV download",
-    "learners:import_results": "a CSV download",
-    "learners:import_credentials": "a CSV download (POST); when gone, redirects to the job",
-    "learners:import_progress": "JSON for the progress bar's script",
-    "learners:import_confirm": "POST only; redirects to the job page (checked running)",
-    "learners:import_discard": "POST only; redirects to the upload page (checked)",
+    "imports:template": "a CSV download",
+    "imports:results": "a CSV download",
+    "imports:credentials": "a CSV download (POST); when gone, redirects to the job",
+    "imports:progress": "JSON for the progress bar's script",
+    "imports:confirm": "POST only; redirects to the job page (checked running)",
+    "imports:discard": "POST only; redirects to the upload page (checked)",
     "privacy:export": "a JSON download",
     "operations_retry": "POST only; redirects to the operations page (checked)",
 }

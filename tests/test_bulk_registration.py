@@ -15,10 +15,11 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from learners.import_run import OUTCOME_UNKNOWN, import_job_run, row_failure_reason
-from learners.import_secrets import password_decrypt, password_encrypt
-from learners.imports import import_job_create_from_csv
-from learners.models import ImportJob, ImportRow, Learner
+from imports.models import ImportJob, ImportRow
+from imports.passwords import password_decrypt, password_encrypt
+from imports.run import OUTCOME_UNKNOWN, import_job_run, row_failure_reason
+from imports.services import import_job_create_from_csv
+from learners.models import Learner
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from tests.conftest import browser_sign_in
 from tests.workers import run_db_worker
@@ -666,7 +667,7 @@ def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream
 
 @pytest.mark.django_db(transaction=True)
 def test_a_changed_secret_key_fails_rows_unsent_with_a_reason(staff, upstream, settings):
-    from learners.imports import import_job_confirm
+    from imports.services import import_job_confirm
 
     job = checked_file(staff, 2)
     settings.SECRET_KEY = "a-new-secret-key-since-the-file-was-checked"
@@ -682,7 +683,7 @@ def test_a_changed_secret_key_fails_rows_unsent_with_a_reason(staff, upstream, s
 
 
 def test_erasing_a_learner_can_blank_their_import_row(staff, db):
-    from learners.imports import import_rows_forget
+    from imports.services import import_rows_forget
 
     job = checked_file(staff, 1)
     row = job.rows.get()

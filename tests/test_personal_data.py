@@ -17,7 +17,8 @@ from django.utils import timezone
 from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from audit.models import AuditEvent
-from learners.models import ImportJob, ImportRow, Learner, Level
+from imports.models import ImportJob, ImportRow
+from learners.models import Learner, Level
 from privacy.services import ErasureDeferred, learner_erase, learner_export
 from tests.conftest import PASSWORD, make_learner
 

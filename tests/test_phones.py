@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from learners.imports import import_job_create_from_csv
+from imports.services import import_job_create_from_csv
 from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
 from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
 from tests.test_dashboard import completed
@@ -220,7 +220,8 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
 
     from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
     from followups.models import FollowUp
-    from learners.models import ImportJob, ImportRow, Level
+    from imports.models import ImportJob, ImportRow
+    from learners.models import Level
 
     make_last_resort_pages_reachable(monkeypatch)
 

@@ -23,8 +23,8 @@ from django.utils import timezone, translation
 from django.utils.translation import trans_real
 
 from assessments.models import AssessmentAttempt
-from learners.import_run import _thread
-from learners.models import ImportJob
+from imports.models import ImportJob
+from imports.run import _thread
 from portal.models import UpstreamFailure
 from tests.conftest import make_learner
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil

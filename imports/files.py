@@ -20,9 +20,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
+from imports.models import ImportJob, ImportRow
+from imports.passwords import password_encrypt, password_generate
 from learners.forms import LearnerRegistrationForm
-from learners.import_secrets import password_encrypt, password_generate
-from learners.models import ImportJob, ImportRow, Learner, Level
+from learners.models import Learner, Level
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 
 # The columns are the spec's field names; the template offers them in this order.

@@ -1,6 +1,6 @@
 """Resume bulk registrations whose worker died, and delete what imports must not keep."""
 
-from learners.imports import import_jobs_sweep
+from imports.services import import_jobs_sweep
 from portal.management.sweep import SweepCommand
 
 

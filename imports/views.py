@@ -7,9 +7,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from learners.import_csv import COLUMNS, TEMPLATE_EXAMPLE
-from learners.import_forms import ImportUploadForm
-from learners.imports import (
+from imports.files import COLUMNS, TEMPLATE_EXAMPLE
+from imports.forms import ImportUploadForm
+from imports.models import ImportJob
+from imports.services import (
     CredentialsGone,
     ImportFileError,
     ImportJobClosed,
@@ -25,7 +26,6 @@ from learners.imports import (
     import_progress,
     import_result_rows,
 )
-from learners.models import ImportJob
 from portal.access import staff_required
 from portal.addresses import client_address
 from portal.csv_export import csv_download
@@ -50,8 +50,8 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         except ImportFileError as error:
             form.add_error("file", error.message)
         else:
-            return redirect("learners:import_job", pk=job.pk)
-    return render(request, "learners/import_upload.html", {"form": form})
+            return redirect("imports:job", pk=job.pk)
+    return render(request, "imports/upload.html", {"form": form})
 
 
 @staff_required
@@ -79,7 +79,7 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
         "credentials_available": import_credentials_available(job),
         "refresh_seconds": REFRESH_SECONDS,
     }
-    return render(request, "learners/import_job.html", context)
+    return render(request, "imports/job.html", context)
 
 
 @staff_required
@@ -100,7 +100,7 @@ def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
         import_job_confirm(job=job, confirmed_by=request.user, address=client_address(request))
     except ImportJobClosed as closed:
         messages.error(request, str(closed))
-    return redirect("learners:import_job", pk=pk)
+    return redirect("imports:job", pk=pk)
 
 
 @staff_required
@@ -112,9 +112,9 @@ def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
         import_job_discard(job=job)
     except ImportJobClosed as closed:
         messages.error(request, str(closed))
-        return redirect("learners:import_job", pk=pk)
+        return redirect("imports:job", pk=pk)
     messages.success(request, _("The import was discarded. Nobody was registered."))
-    return redirect("learners:import")
+    return redirect("imports:upload")
 
 
 @staff_required
@@ -146,7 +146,7 @@ def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
                 "page."
             ),
         )
-        return redirect("learners:import_job", pk=pk)
+        return redirect("imports:job", pk=pk)
     return csv_download(
         f"import-{job.pk}-passwords.csv",
         ["row", "username", "password", "first_name", "last_name"],

@@ -14,7 +14,7 @@ def run_import_job(job_id: int, language: str | None = None) -> None:
     `language` is that of the staff member who started or resumed it: the rows' reasons are
     written in it (the site's default language when none is given).
     """
-    from learners.import_run import import_job_run
+    from imports.run import import_job_run
 
     with translation.override(language or settings.LANGUAGE_CODE):
         import_job_run(job_id=job_id)

@@ -1,8 +1,8 @@
 """Bulk registration from a CSV file: import jobs from upload to one-time credentials.
 
 Services (writes) first, then selectors (reads for the pages). The file is read and checked in
-learners.import_csv, rows are sent in learners.import_run (`import_job_run`), passwords are
-generated and encrypted in learners.import_secrets.
+imports.files, rows are sent in imports.run (`import_job_run`), passwords are
+generated and encrypted in imports.passwords.
 """
 
 import contextlib
@@ -22,10 +22,10 @@ from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
 from audit.services import audit_record
-from learners.import_csv import ImportFileError, file_rows, rows_check
-from learners.import_run import import_job_run
-from learners.import_secrets import password_decrypt
-from learners.models import ImportJob, ImportRow
+from imports.files import ImportFileError, file_rows, rows_check
+from imports.models import ImportJob, ImportRow
+from imports.passwords import password_decrypt
+from imports.run import import_job_run
 
 __all__ = [
     "CredentialsGone",
@@ -114,7 +114,7 @@ def import_job_confirm(
 
     The start is audited once, however many clicks.
     """
-    from learners.tasks import run_import_job
+    from imports.tasks import run_import_job
 
     with transaction.atomic():
         if job.valid_rows == 0:
@@ -160,7 +160,7 @@ def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
     The progress page calls it, and so does `import_jobs_sweep`: a job whose worker died (or
     whose task was lost) carries on, never resending a row that may have been sent.
     """
-    from learners.tasks import run_import_job
+    from imports.tasks import run_import_job
 
     now = timezone.now()
     silent_since = now - timedelta(seconds=settings.IMPORT_STALLED_AFTER)

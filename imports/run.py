@@ -33,8 +33,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
-from learners.import_secrets import password_decrypt
-from learners.models import ImportJob, ImportRow, Learner
+from imports.models import ImportJob, ImportRow
+from imports.passwords import password_decrypt
+from learners.models import Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.partner_api import (
     PartnerApiClient,
@@ -56,7 +57,7 @@ HASHING_NICENESS = 10
 USERNAME_TAKEN_STATUS = 409
 
 # The reasons a row failed, shown on the progress page and in the result file. They are
-# stored as written, in the language the run was started in (learners.tasks): lazy here.
+# stored as written, in the language the run was started in (imports.tasks): lazy here.
 
 # The service may have carried out a registration it never confirmed: resending could then
 # register the learner twice, so such a row is reported and left to staff.

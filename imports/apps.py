@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
+
+
+class ImportsConfig(AppConfig):
+    """Bulk registration: learners registered from a CSV file, row by row, resumably."""
+
+    name = "imports"
+    verbose_name = gettext_lazy("Bulk registration")
