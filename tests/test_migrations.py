@@ -1,0 +1,125 @@
+"""Moving code between apps moves no data: a database made before a move migrates intact."""
+
+from datetime import date, timedelta
+
+import pytest
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+from django.utils.module_loading import import_string
+from django_tasks_db.models import DBTaskResult as TaskRecord
+
+from assessments.models import AssessmentAttempt
+from imports.models import ImportJob, ImportRow
+from imports.tasks import run_import_job
+from learners.models import Learner
+
+# The last migration of learners while it held bulk registration; imports did not exist.
+LEARNERS_BEFORE_THE_MOVE = ("learners", "0006_learner_dashboard_count_index")
+OLD_TASK = "learners.tasks.run_import_job"
+
+
+def migrate_to_latest() -> None:
+    """Apply every migration, as `manage.py migrate` does after an upgrade."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.fixture
+def old_database(transactional_db):
+    """The test database put back to the layout of before the move, and its models then.
+
+    Migrated forward again afterwards, whatever the test did.
+    """
+    executor = MigrationExecutor(connection)
+    old_layout = [
+        node
+        for node in executor.loader.graph.leaf_nodes()
+        if node[0] not in ("learners", "imports")
+    ] + [LEARNERS_BEFORE_THE_MOVE]
+    executor.migrate([*old_layout, ("imports", None)])
+    yield MigrationExecutor(connection).loader.project_state(old_layout).apps
+    migrate_to_latest()
+
+
+def test_the_move_of_bulk_registration_keeps_every_job_row_learner_and_attempt(old_database):
+    old = old_database
+    User = old.get_model("auth", "User")
+    OldLearner = old.get_model("learners", "Learner")
+    OldJob = old.get_model("learners", "ImportJob")
+    OldRow = old.get_model("learners", "ImportRow")
+    OldAttempt = old.get_model("assessments", "AssessmentAttempt")
+    staff = User.objects.create(username="sam.staff")
+    user = User.objects.create(username="amira.k")
+    learner = OldLearner.objects.create(
+        user=user,
+        username="amira.k",
+        first_name="Amira",
+        dob=date(2010, 5, 17),
+        upstream_user_id="u-amira",
+        status="active",
+    )
+    attempt = OldAttempt.objects.create(
+        learner=learner, assessment_id=1001, state="in_progress", content={"questions": []}
+    )
+    created = timezone.now() - timedelta(days=2)
+    job = OldJob.objects.create(
+        filename="class-7b.csv",
+        state="finished",
+        created_by=staff,
+        created_at=created,
+        total_rows=2,
+        valid_rows=1,
+        invalid_rows=1,
+    )
+    registered = OldRow.objects.create(
+        job=job,
+        row_number=2,
+        username="amira.k",
+        dob=date(2010, 5, 17),
+        state="registered",
+        learner=learner,
+        password_encrypted="gAAAA-secret",
+    )
+    invalid = OldRow.objects.create(
+        job=job, row_number=3, username="b@d", state="invalid", problems=["username: bad"]
+    )
+    old_type = ContentType.objects.filter(app_label="learners", model="importjob")
+
+    migrate_to_latest()
+
+    moved = ImportJob.objects.get(pk=job.pk)
+    assert (moved.filename, moved.state, moved.created_by.username, moved.created_at) == (
+        "class-7b.csv",
+        ImportJob.State.FINISHED,
+        "sam.staff",
+        created,
+    )
+    assert (moved.total_rows, moved.valid_rows, moved.invalid_rows) == (2, 1, 1)
+    rows = {row.pk: row for row in ImportRow.objects.filter(job=moved)}
+    assert set(rows) == {registered.pk, invalid.pk}
+    assert rows[registered.pk].learner.upstream_user_id == "u-amira"
+    assert rows[registered.pk].password_encrypted == "gAAAA-secret"
+    assert rows[invalid.pk].problems == ["username: bad"]
+    assert Learner.objects.get(pk=learner.pk).username == "amira.k"
+    assert AssessmentAttempt.objects.get(pk=attempt.pk).learner_id == learner.pk
+    # The content type follows the model, so do permissions granted on it.
+    assert not old_type.exists()
+    assert ContentType.objects.get_for_model(ImportJob).app_label == "imports"
+
+
+def test_an_import_run_queued_before_the_move_runs_from_the_tasks_new_home(old_database):
+    DBTaskResult = old_database.get_model("django_tasks_database", "DBTaskResult")
+    queued = DBTaskResult.objects.create(
+        task_path=OLD_TASK,
+        args_kwargs={"args": [7, "en-gb"], "kwargs": {}},
+        queue_name="imports",
+        backend_name="default",
+        run_after=timezone.now(),
+    )
+
+    migrate_to_latest()
+
+    # The worker imports the task by its recorded path to run it.
+    assert import_string(TaskRecord.objects.get(pk=queued.pk).task_path) is run_import_job
