@@ -36,14 +36,18 @@ from django.views.decorators.debug import sensitive_variables
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from learners.models import Learner
-from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from portal.partner_api import (
-    PartnerApiClient,
-    PartnerApiError,
-    PartnerApiRejected,
-    get_client,
+from learners.registration import (
+    MAYBE_REGISTERED,
+    UNUSABLE_ID,
+    account_pending,
+    learner_activate,
+    learner_discard,
+    learner_pending,
+    registration_failure,
+    stale_registrations_discard,
+    upstream_register,
 )
-from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
+from portal.partner_api import PartnerApiClient, PartnerApiError, get_client
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +58,9 @@ PREPARE_BATCH = 100
 # Hashing threads run at this nice value (Linux): the pipeline's threads, the database and
 # the rest of the machine come first.
 HASHING_NICENESS = 10
-USERNAME_TAKEN_STATUS = 409
 
 # The reasons a row failed, shown on the progress page and in the result file. They are
 # stored as written, in the language the run was started in (imports.tasks): lazy here.
-
-# The service may have carried out a registration it never confirmed: resending could then
-# register the learner twice, so such a row is reported and left to staff.
-MAYBE_REGISTERED = gettext_lazy(
-    "The service may have registered this learner without confirming it. Include the row in "
-    "a new file; if its username is then reported as taken, the service kept it, so choose "
-    "another username."
-)
 
 
 def _outcome_unknown() -> str:
@@ -90,14 +85,6 @@ OUTCOME_UNKNOWN = lazy(_outcome_unknown, str)()
 TAKEN_LOCALLY = gettext_lazy(
     "Not sent: the username was registered in the portal after the file was checked. "
     "Choose another username."
-)
-TAKEN_UPSTREAM = gettext_lazy(
-    "The assessment service says this username is already taken (perhaps by another "
-    "partner, or by an earlier registration that did not finish). Choose another username."
-)
-UNUSABLE_ID = gettext_lazy(
-    "The assessment service returned a learner id the portal cannot use. Nothing was kept "
-    "in the portal; tell your administrator."
 )
 UNREADABLE_PASSWORD = gettext_lazy(
     "Not sent: the password kept for this row could no longer be read (the portal's secret "
@@ -148,7 +135,7 @@ def import_row_register(
             failure = UNREADABLE_PASSWORD  # raised before anything was sent
         except PartnerApiError as error:
             logger.info("Import row %s failed upstream: %s", row.pk, error)
-            failure = row_failure_reason(error)
+            failure = registration_failure(error).row_reason
         except Exception:
             logger.exception("Import row %s failed unexpectedly while being sent", row.pk)
             failure = UNEXPECTED
@@ -191,30 +178,6 @@ def import_row_make_signin_ready(*, row_id: int) -> None:
             get_user_model().objects.filter(pk=row.learner.user_id).update(
                 password=hashed, is_active=True
             )
-
-
-def row_failure_reason(error: PartnerApiError) -> str:
-    """Explain a row the upstream did not register, saying when it may have anyway."""
-    if isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS:
-        return str(TAKEN_UPSTREAM)
-    message = failure_message(error)
-    if isinstance(error, PartnerApiRejected):
-        # Translators: %(message)s is what the assessment service's refusal means, in
-        # sentences.
-        return _("Not registered. %(message)s") % {"message": message}
-    if upstream_may_have_acted(error):
-        # Only what went wrong: "try again in a few minutes" would invite a second registration.
-        # Translators: %(cause)s is what went wrong, starting in lower case, e.g. "the
-        # assessment service had an internal error"; %(maybe_registered)s is the sentences "The
-        # service may have registered this learner without confirming it. …".
-        return _("Outcome unknown: %(cause)s. %(maybe_registered)s") % {
-            "cause": failure_cause(error),
-            "maybe_registered": MAYBE_REGISTERED,
-        }
-    # Translators: %(message)s is what went wrong, in sentences.
-    return _(
-        "Not registered: nothing was sent for this row. %(message)s Include it in a new file."
-    ) % {"message": message}
 
 
 # The run ---------------------------------------------------------------------------------------
@@ -369,13 +332,7 @@ def _accounts_create(rows: list[ImportRow]) -> None:
     """Make the rows' pending learners and inactive accounts in one go (or one by one)."""
     User = get_user_model()
     lowered = {row.username.lower() for row in rows}
-    stale = Learner.objects.annotate(lowered=Lower("username")).filter(
-        lowered__in=lowered,
-        status=Learner.Status.PENDING,
-        registered_at__lt=timezone.now() - PENDING_REGISTRATION_STALE_AFTER,
-    )
-    for learner_id in stale.values_list("pk", flat=True):
-        _learner_discard(learner_id)  # left by a dead process, as learner_register does
+    stale_registrations_discard(lowered)  # left by a dead process, as learner_register does
     taken = set(
         User.objects.annotate(lowered=Lower("username"))
         .filter(lowered__in=lowered)
@@ -389,9 +346,9 @@ def _accounts_create(rows: list[ImportRow]) -> None:
             fresh.append(row)
     try:
         with transaction.atomic():
-            users = User.objects.bulk_create([_inactive_user(row) for row in fresh])
+            users = User.objects.bulk_create([_account_pending(row) for row in fresh])
             learners = Learner.objects.bulk_create(
-                [_pending_learner(row, user) for row, user in zip(fresh, users, strict=True)]
+                [_learner_pending(row, user) for row, user in zip(fresh, users, strict=True)]
             )
             for row, learner in zip(fresh, learners, strict=True):
                 row.learner = learner
@@ -402,9 +359,9 @@ def _accounts_create(rows: list[ImportRow]) -> None:
             row.learner = None
             try:
                 with transaction.atomic():
-                    user = _inactive_user(row)
+                    user = _account_pending(row)
                     user.save()
-                    learner = _pending_learner(row, user)
+                    learner = _learner_pending(row, user)
                     learner.save()
                     ImportRow.objects.filter(pk=row.pk).update(learner=learner)
                 row.learner = learner
@@ -413,23 +370,22 @@ def _accounts_create(rows: list[ImportRow]) -> None:
                 _row_fail_unsent(row, TAKEN_LOCALLY)
 
 
-def _inactive_user(row: ImportRow):
-    user = get_user_model()(username=row.username, is_active=False)
-    user.set_unusable_password()  # the real hash comes later, off the upstream path
-    return user
+def _account_pending(row: ImportRow):
+    """Return the row's unsaved account, without a password: it is hashed off the call's path."""
+    return account_pending(username=row.username, password=None)
 
 
-def _pending_learner(row: ImportRow, user) -> Learner:
-    return Learner(
+def _learner_pending(row: ImportRow, user) -> Learner:
+    """Return the row's unsaved pending learner, registered by whoever confirmed the file."""
+    return learner_pending(
         user=user,
         username=row.username,
+        registered_by=row.job.confirmed_by,
+        dob=row.dob,
+        email=row.email,
         first_name=row.first_name,
         last_name=row.last_name,
-        email=row.email,
-        dob=row.dob,
         level=row.level,
-        registered_by=row.job.confirmed_by,
-        status=Learner.Status.PENDING,
     )
 
 
@@ -447,14 +403,15 @@ def _row_fail_unsent(row: ImportRow, reason: str) -> None:
 def _create_upstream(row: ImportRow, client: PartnerApiClient):
     """Call create-learner for the row with its decrypted password."""
     password = password_decrypt(row.password_encrypted)
-    return client.create_learner(
+    return upstream_register(
+        client,
         username=row.username,
         password=password,
         dob=row.dob,
-        email=row.email or None,
-        first_name=row.first_name or None,
-        last_name=row.last_name or None,
-        level=row.level or None,
+        email=row.email,
+        first_name=row.first_name,
+        last_name=row.last_name,
+        level=row.level,
     )
 
 
@@ -469,9 +426,8 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 # A run that took the job over has already called this row unknown.
                 logger.warning("Import row %s was registered after being given up", row.pk)
                 return False
-            Learner.objects.filter(pk=row.learner.pk).update(
-                upstream_user_id=user_id, status=Learner.Status.ACTIVE
-            )
+            # The account opens once its password is hashed (import_row_make_signin_ready).
+            learner_activate(learner=row.learner, upstream_user_id=user_id, account_ready=False)
     except DatabaseError:
         logger.exception("Import row %s: the upstream's learner id could not be stored", row.pk)
         _row_fail(row, UNUSABLE_ID)
@@ -490,21 +446,7 @@ def _row_fail(row: ImportRow, reason: str) -> None:
             finished_at=timezone.now(),
         )
         if row.learner is not None:
-            _learner_discard(row.learner.pk)
-
-
-def _learner_discard(learner_id: int) -> None:
-    """Remove a pending learner and its account (never one that became active)."""
-    with transaction.atomic():
-        learner = (
-            Learner.objects.select_for_update()
-            .filter(pk=learner_id, status=Learner.Status.PENDING)
-            .first()
-        )
-        if learner is not None:
-            user = learner.user
-            learner.delete()
-            user.delete()
+            learner_discard(learner_id=row.learner.pk)
 
 
 def _abandon_rows_left_sending(job_id: int) -> None:
@@ -524,7 +466,7 @@ def _abandon_rows_left_sending(job_id: int) -> None:
                 finished_at=timezone.now(),
             )
             if learner_id is not None:
-                _learner_discard(learner_id)
+                learner_discard(learner_id=learner_id)
     if left:
         logger.warning("Import %s resumed: %d rows of unknown outcome not sent", job_id, len(left))
 

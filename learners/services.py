@@ -1,9 +1,8 @@
-"""Business rules for learners: registration against the upstream."""
+"""Business rules for learners: registering one learner from the staff form."""
 
 import logging
 from datetime import date
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.translation import gettext as _
@@ -12,18 +11,19 @@ from django.views.decorators.debug import sensitive_variables
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import Learner
-from learners.selectors import stale_pending_registrations
-from portal.partner_api import (
-    PartnerApiError,
-    PartnerApiRejected,
-    get_client,
+from learners.registration import (
+    UNUSABLE_ID,
+    account_pending,
+    learner_activate,
+    learner_discard,
+    learner_pending,
+    registration_failure,
+    stale_registrations_discard,
+    upstream_register,
 )
-from portal.upstream import failure_message, upstream_may_have_acted
+from portal.partner_api import PartnerApiError, get_client
 
 logger = logging.getLogger(__name__)
-
-# The spec gives no status for a taken username; a strict upstream answers 409.
-USERNAME_TAKEN_STATUS = 409
 
 
 class RegistrationFailed(Exception):
@@ -52,44 +52,26 @@ def learner_register(
 
     `address` is the client address of the staff member's request (None from a command).
     """
+    fields = {"email": email, "first_name": first_name, "last_name": last_name, "level": level}
     learner = _learner_create_pending(
-        username=username,
-        password=password,
-        dob=dob,
-        email=email,
-        first_name=first_name,
-        last_name=last_name,
-        level=level,
-        registered_by=registered_by,
+        username=username, password=password, dob=dob, registered_by=registered_by, **fields
     )
     try:
-        created = get_client().create_learner(
-            username=username,
-            password=password,
-            dob=dob,
-            email=email or None,
-            first_name=first_name or None,
-            last_name=last_name or None,
-            level=level or None,
+        created = upstream_register(
+            get_client(), username=username, password=password, dob=dob, **fields
         )
     except PartnerApiError as error:
-        _learner_discard(learner)
+        learner_discard(learner_id=learner.pk)
         logger.info("Registration of learner %s failed upstream: %s", learner.pk, error)
-        taken = isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS
-        raise RegistrationFailed(
-            _registration_failure(error), field="username" if taken else None
-        ) from error
+        failure = registration_failure(error)
+        raise RegistrationFailed(failure.form_message, field=failure.field) from error
     except BaseException:
-        _learner_discard(learner)  # a bug or an interrupted request must not leave a stub
+        learner_discard(learner_id=learner.pk)  # a bug or an interrupted request: no stub
         raise
 
     try:
         with transaction.atomic():
-            learner.upstream_user_id = created.user_id
-            learner.status = Learner.Status.ACTIVE
-            learner.save(update_fields=["upstream_user_id", "status"])
-            learner.user.is_active = True
-            learner.user.save(update_fields=["is_active"])
+            learner_activate(learner=learner, upstream_user_id=created.user_id, account_ready=True)
             audit_record(
                 actor=registered_by,
                 address=address,
@@ -99,69 +81,11 @@ def learner_register(
     except DatabaseError as error:
         # The upstream handed out a user_id we already hold (or cannot store): keep no
         # half-made record.
-        _learner_discard(learner)
+        learner_discard(learner_id=learner.pk)
         logger.exception("Learner %s could not be activated", learner.pk)
-        raise RegistrationFailed(
-            _(
-                "The assessment service returned a learner id the portal cannot use. "
-                "Nothing was registered here; tell your administrator."
-            )
-        ) from error
+        raise RegistrationFailed(str(UNUSABLE_ID)) from error
     logger.info("Registered learner %s", learner.pk)
     return learner
-
-
-def _registration_failure(error: PartnerApiError) -> str:
-    """Explain a failed registration, saying when the upstream may have it anyway."""
-    message = failure_message(error)
-    if isinstance(error, PartnerApiRejected) and error.status == USERNAME_TAKEN_STATUS:
-        # Translators: %(message)s is the assessment service's refusal, in sentences.
-        return _(
-            "%(message)s The username may belong to an earlier registration that did not "
-            "finish. Choose another username."
-        ) % {"message": message}
-    if upstream_may_have_acted(error):
-        # Translators: %(message)s is what went wrong with the assessment service, in
-        # sentences.
-        return _(
-            "%(message)s Nothing was registered in the portal, but the service may have "
-            "registered the learner without confirming it: try again, and if the username is "
-            "then reported as taken, choose another."
-        ) % {"message": message}
-    return message
-
-
-@sensitive_variables("password")
-def _learner_create_pending(*, username: str, password: str, registered_by, **fields) -> Learner:
-    """Save the learner and an inactive sign-in account before anything goes upstream."""
-    User = get_user_model()
-    for stale in stale_pending_registrations(username):
-        _learner_discard(stale)
-    try:
-        with transaction.atomic():
-            user = User(username=username, is_active=False)
-            user.set_password(password)
-            user.save()
-            return Learner.objects.create(
-                user=user,
-                username=username,
-                registered_by=registered_by,
-                status=Learner.Status.PENDING,
-                **fields,
-            )
-    except IntegrityError as error:
-        # Two staff registering the same username at once: the database decides.
-        raise RegistrationFailed(
-            _("That username is already taken. Choose another."), field="username"
-        ) from error
-
-
-def _learner_discard(learner: Learner) -> None:
-    """Remove a learner whose upstream registration did not happen."""
-    with transaction.atomic():
-        user = learner.user
-        learner.delete()
-        user.delete()
 
 
 def learner_results_viewed(
@@ -175,3 +99,25 @@ def learner_results_viewed(
         learner=learner,
         assessment_id=assessment_id,
     )
+
+
+@sensitive_variables("password")
+def _learner_create_pending(
+    *, username: str, password: str, registered_by: AbstractBaseUser, **fields
+) -> Learner:
+    """Save the learner and an inactive sign-in account before anything goes upstream."""
+    stale_registrations_discard([username])
+    try:
+        with transaction.atomic():
+            user = account_pending(username=username, password=password)
+            user.save()
+            learner = learner_pending(
+                user=user, username=username, registered_by=registered_by, **fields
+            )
+            learner.save()
+            return learner
+    except IntegrityError as error:
+        # Two staff registering the same username at once: the database decides.
+        raise RegistrationFailed(
+            _("That username is already taken. Choose another."), field="username"
+        ) from error

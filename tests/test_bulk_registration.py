@@ -17,9 +17,10 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt, password_encrypt
-from imports.run import OUTCOME_UNKNOWN, import_job_run, row_failure_reason
+from imports.run import OUTCOME_UNKNOWN, import_job_run
 from imports.services import import_job_create_from_csv
 from learners.models import Learner
+from learners.registration import registration_failure
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from tests.conftest import browser_sign_in
 from tests.workers import run_db_worker
@@ -761,6 +762,6 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
     ],
 )
 def test_a_row_that_may_have_been_registered_says_why_and_what_to_do(error, cause):
-    reason = row_failure_reason(error)
+    reason = registration_failure(error).row_reason
     assert reason.startswith(f"Outcome unknown: {cause}. The service may have registered")
     assert "try again" not in reason.lower()
