@@ -51,6 +51,7 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 check-migrations: install
 	$(PY) manage.py makemigrations --check --dry-run

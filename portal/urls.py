@@ -1,10 +1,9 @@
-"""Root URLconf: the stable page paths of DESIGN.md section 7."""
+"""Root URLconf: the stable page paths (docs/architecture.md lists them); each app's own URLs."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from assessments import staff_views
 from portal import views
 from portal.forms import SignInForm
 
@@ -24,11 +23,6 @@ urlpatterns = [
     path("learners/", include("learners.urls")),
     path("learners/", include("privacy.urls")),
     path("me/", include("assessments.urls")),
-    path("operations/", staff_views.operations, name="operations"),
-    path(
-        "operations/attempts/<int:attempt_pk>/retry/",
-        staff_views.retry_attempt,
-        name="operations_retry",
-    ),
+    path("operations/", include("assessments.staff_urls")),
     path("admin/", admin.site.urls),
 ]
