@@ -332,6 +332,10 @@ def test_a_reset_password_must_pass_the_validators(staff_client, learner, passwo
 def test_a_reset_page_does_not_keep_what_was_typed(staff_client, learner):
     response = reset(staff_client, learner, NEW_PASSWORD, "something-else-entirely")
 
+    # The form is shown again with its error, not an error page, and without the passwords.
+    assert response.status_code == 200
+    assert "do not match" in error_summary(response)
+    assert 'name="new_password1"' in response.content.decode()
     assert NEW_PASSWORD not in response.content.decode()
 
 

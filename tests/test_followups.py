@@ -452,8 +452,11 @@ def test_the_learner_page_lists_open_follow_ups_with_a_link(staff_client, learne
 
 
 def test_the_learner_page_says_nothing_about_follow_ups_when_none_is_open(staff_client, learner):
-    page = staff_client.get(f"/learners/{learner.pk}/").content.decode()
+    response = staff_client.get(f"/learners/{learner.pk}/")
 
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert f"<h1>{learner.display_name}</h1>" in page  # the learner's page, not an error
     assert "Needs following up" not in page
 
 
