@@ -2,7 +2,6 @@
 
 import csv
 import io
-import time
 import tracemalloc
 from decimal import Decimal
 
@@ -231,7 +230,6 @@ def test_a_large_results_export_streams_in_flat_memory(staff_client, monkeypatch
     response = staff_client.get("/learners/results.csv")
     assert isinstance(response, StreamingHttpResponse)
 
-    started = time.monotonic()
     tracemalloc.start()
     baseline = tracemalloc.get_traced_memory()[0]
     lines = 0
@@ -246,4 +244,5 @@ def test_a_large_results_export_streams_in_flat_memory(staff_client, monkeypatch
     # What is held at once is one chunk of rows (about 1.4 MB here), not the file.
     assert size > 3_000_000
     assert peak < size / 2, f"peak growth {peak / 1e6:.1f} MB for a {size / 1e6:.1f} MB file"
-    assert time.monotonic() - started < 15
+    # How fast it streams is measured by `make bench` (its export part), not here: a time
+    # limit in a test fails on a busy machine, not on a slow export.
