@@ -10,21 +10,23 @@ from django.views.decorators.http import require_POST
 from imports.files import COLUMNS, TEMPLATE_EXAMPLE
 from imports.forms import ImportUploadForm
 from imports.models import ImportJob
+from imports.selectors import (
+    import_credentials_available,
+    import_failed_rows,
+    import_invalid_rows,
+    import_progress,
+    import_result_rows,
+)
 from imports.services import (
     CredentialsGone,
     ImportFileError,
     ImportJobClosed,
-    import_credentials_available,
     import_credentials_expire,
     import_credentials_take,
-    import_failed_rows,
-    import_invalid_rows,
     import_job_confirm,
     import_job_create_from_csv,
     import_job_discard,
     import_job_resume_if_stalled,
-    import_progress,
-    import_result_rows,
 )
 from portal.access import staff_required
 from portal.addresses import client_address

@@ -17,7 +17,8 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt, password_encrypt
-from imports.run import OUTCOME_UNKNOWN, import_job_run
+from imports.rows import OUTCOME_UNKNOWN
+from imports.run import import_job_run
 from imports.services import import_job_create_from_csv
 from learners.models import Learner
 from learners.registration import registration_failure
