@@ -1,4 +1,4 @@
-"""Business rules for learners: registering one learner from the staff form."""
+"""Business rules for learners: registering one from the staff form, resetting a password."""
 
 import logging
 from datetime import date
@@ -21,6 +21,7 @@ from learners.registration import (
     stale_registrations_discard,
     upstream_register,
 )
+from portal.auth import sign_in_unlock
 from portal.partner_api import PartnerApiError, get_client
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,31 @@ def learner_register(
         raise RegistrationFailed(str(UNUSABLE_ID)) from error
     logger.info("Registered learner %s", learner.pk)
     return learner
+
+
+@sensitive_variables("password")
+def learner_password_reset(
+    *, learner: Learner, password: str, reset_by: AbstractBaseUser, address: str | None = None
+) -> None:
+    """Give a learner a new local password, audited; every session they had open ends.
+
+    The upstream has no endpoint for passwords, so only the portal's password changes.
+    Django signs out the learner's other sessions by itself: each session holds a hash
+    of the password, checked on every request.
+    """
+    user = learner.user
+    with transaction.atomic():
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        audit_record(
+            actor=reset_by,
+            address=address,
+            action=AuditEvent.Action.PASSWORD_RESET,
+            learner=learner,
+        )
+    # A learner locked out by mistyping can sign in with the new password at once.
+    sign_in_unlock(username=learner.username)
+    logger.info("Password of learner %s reset by user %s", learner.pk, reset_by.pk)
 
 
 def learner_results_viewed(

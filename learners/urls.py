@@ -1,6 +1,6 @@
 from django.urls import path
 
-from learners import account_views, export_views, views
+from learners import export_views, views
 
 app_name = "learners"
 
@@ -10,5 +10,5 @@ urlpatterns = [
     path("learners.csv", export_views.learners_csv, name="csv_learners"),
     path("<int:pk>/", views.learner_detail, name="detail"),
     path("<int:pk>/attempts/<int:assessment_id>/", views.attempt_results, name="attempt"),
-    path("<int:pk>/password/", account_views.learner_password, name="password_reset"),
+    path("<int:pk>/password/", views.learner_password, name="password_reset"),
 ]
