@@ -75,7 +75,7 @@ def setup_learner() -> PageTargets:
     from assessments.models import AssessmentAttempt, AttemptAnswer
     from learners.models import Learner, Level
     from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-    from portal.partner_api import _parse_results
+    from portal.partner_api.parsing import _parse_results
     from sandbox import bank
     from sandbox.scoring import score_submission
 

@@ -1,39 +1,36 @@
-"""Retries, circuit breaking and call listeners of the partner API client (no HTTP, no Django)."""
+"""Retries and circuit breaking for the partner API client (no HTTP, no Django).
+
+Owns the retry policy (bounded attempts, full-jitter backoff, Retry-After, a time budget per
+call), the circuit breaker with its per-process registry (one breaker per upstream, shared by
+every client of it), and UpstreamStatus, the breaker's view that banners show. Which endpoint may
+be retried at all is an assumption (assumptions.ENDPOINT_RETRIES); calls.Caller puts the two
+together.
+"""
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import Enum
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # only for annotations: this module must not import the HTTP client
-    from portal.partner_api import PartnerApiError
 
 __all__ = [
     "BreakerSnapshot",
-    "CallRecord",
     "CircuitBreaker",
     "Permit",
     "RetryPlan",
     "RetryPolicy",
     "UpstreamStatus",
     "Verdict",
-    "add_call_listener",
     "breaker_for",
     "check_breaker_settings",
     "existing_breaker",
-    "notify_call_listeners",
-    "remove_call_listener",
     "reset_circuit_breakers",
+    "status_of",
 ]
-
-logger = logging.getLogger("portal.partner_api")
 
 Clock = Callable[[], float]
 Uniform = Callable[[float, float], float]
@@ -50,96 +47,6 @@ DEFAULT_BREAKER_COOLDOWN = 30.0  # seconds of failing fast before a trial call
 MIN_ATTEMPT_SECONDS = 0.1
 # 2**60 backoff units already exceed any sane cap; larger exponents would overflow a float.
 _MAX_EXPONENT = 60
-
-
-# Observing calls ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    """One attempt at a call (or one call refused by the open circuit), for call listeners."""
-
-    endpoint: str
-    method: str
-    outcome: str  # the status ("200", "503") or the failure ("timed out connecting", ...)
-    status: int | None
-    ok: bool
-    latency_ms: int
-    attempt: int  # 1-based; 0 when the open circuit refused the call before any attempt
-    request_id: str | None
-    error: PartnerApiError | None
-    at: datetime  # when the attempt started
-
-
-@dataclass(frozen=True)
-class UpstreamStatus:
-    """Whether calls to the upstream go through or fail fast (the circuit breaker's view)."""
-
-    available: bool
-    open_until: datetime | None  # when the cool-down of an open circuit ends
-    consecutive_failures: int
-
-
-CallListener = Callable[[CallRecord], object]
-_call_listeners: list[CallListener] = []
-_listeners_lock = threading.Lock()
-
-
-def add_call_listener(listener: CallListener) -> None:
-    """Call `listener(record)` after every attempt of every client in this process."""
-    with _listeners_lock:
-        if listener not in _call_listeners:
-            _call_listeners.append(listener)
-
-
-def remove_call_listener(listener: CallListener) -> None:
-    """Stop calling a listener (nothing happens if it was not added)."""
-    with _listeners_lock:
-        if listener in _call_listeners:
-            _call_listeners.remove(listener)
-
-
-def notify_call_listeners(record: CallRecord) -> None:
-    """Give the record to every listener; a listener that fails is logged and skipped."""
-    with _listeners_lock:
-        listeners = tuple(_call_listeners)
-    for listener in listeners:
-        try:
-            listener(record)
-        except Exception:
-            logger.exception(
-                "partner API call listener %s failed; ignored",
-                getattr(listener, "__qualname__", type(listener).__name__),
-            )
-
-
-CircuitListener = Callable[[str, str], object]
-_circuit_listeners: list[CircuitListener] = []
-
-
-def add_circuit_listener(listener: CircuitListener) -> None:
-    """Call `listener(base_url, change)` when a circuit opens, re-opens or closes."""
-    with _listeners_lock:
-        if listener not in _circuit_listeners:
-            _circuit_listeners.append(listener)
-
-
-def remove_circuit_listener(listener: CircuitListener) -> None:
-    """Stop calling a circuit listener (nothing happens if it was not added)."""
-    with _listeners_lock:
-        if listener in _circuit_listeners:
-            _circuit_listeners.remove(listener)
-
-
-def notify_circuit_listeners(base_url: str, change: str) -> None:
-    """Tell every circuit listener; a listener that fails is logged and skipped."""
-    with _listeners_lock:
-        listeners = tuple(_circuit_listeners)
-    for listener in listeners:
-        try:
-            listener(base_url, change)
-        except Exception:
-            logger.exception("partner API circuit listener failed; ignored")
 
 
 # Retries --------------------------------------------------------------------------------------
@@ -371,3 +278,26 @@ def reset_circuit_breakers() -> None:
     """Forget every breaker (for tests): all circuits start closed with no failures."""
     with _breakers_lock:
         _breakers.clear()
+
+
+# Upstream status ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpstreamStatus:
+    """Whether calls to the upstream go through or fail fast (the circuit breaker's view)."""
+
+    available: bool
+    open_until: datetime | None  # when the cool-down of an open circuit ends
+    consecutive_failures: int
+
+
+def status_of(breaker: CircuitBreaker | None) -> UpstreamStatus:
+    """Describe an upstream by its breaker; None (no call yet) means nothing is held against it."""
+    if breaker is None:
+        return UpstreamStatus(available=True, open_until=None, consecutive_failures=0)
+    snapshot = breaker.snapshot()
+    open_until = None
+    if snapshot.open_for is not None:
+        open_until = datetime.now(UTC) + timedelta(seconds=snapshot.open_for)
+    return UpstreamStatus(snapshot.available, open_until, snapshot.consecutive_failures)
