@@ -45,6 +45,12 @@ from tests.partner_api_support import (
     connection_reset,
     payload,
 )
+from tests.source_imports import (
+    ROOT,
+    imported_modules,
+    modules_in_or_under_a_circle,
+    project_sources,
+)
 
 pytestmark = pytest.mark.usefixtures("without_failure_recording")
 
@@ -968,3 +974,24 @@ def test_the_key_the_learnerid_and_the_password_never_leak(
     assert "[redacted]" in everything  # the echoes were there to leak
     for secret in (API_KEY, LEARNER_ID, PASSWORD):
         assert secret not in everything
+
+
+# The package ----------------------------------------------------------------------------------
+
+
+def test_only_the_transport_module_imports_requests_or_urllib3() -> None:
+    # One module talks HTTP, so one module decides timeouts, redirects and what reaches logs.
+    importers = [
+        str(path.relative_to(ROOT))
+        for path in project_sources()
+        if any(name.split(".")[0] in ("requests", "urllib3") for name in imported_modules(path))
+    ]
+
+    assert importers == ["portal/partner_api/transport.py"]
+
+
+def test_the_client_package_has_no_import_circle() -> None:
+    package = ROOT / "portal" / "partner_api"
+    assert (package / "transport.py").exists()
+
+    assert modules_in_or_under_a_circle(package) == []
