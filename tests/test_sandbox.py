@@ -16,7 +16,9 @@ from django.conf import settings
 from portal.icons import KNOWN_ICONS
 from sandbox.bank import FOCUS_AREAS, GROUPS, ICON_NAMES, QUESTIONS, QUESTIONS_BY_ID
 from sandbox.management.commands.sandbox import _state_file
-from sandbox.server import DEMO_API_KEY, RunningSandbox, SandboxState, start_sandbox
+from sandbox.server import DEMO_API_KEY, RunningSandbox, start_sandbox
+from sandbox.state import SandboxState
+from tests.source_imports import ROOT, modules_in_or_under_a_circle
 
 CREATE = "/users/create-learner"
 NEXT = "/assessments/next-assessment"
@@ -750,3 +752,8 @@ def test_it_round_trips_its_state_through_json() -> None:
     assert restored.learners == sandbox.state.learners
     assert restored.offers == sandbox.state.offers
     assert restored.sessions == sandbox.state.sessions
+
+
+def test_its_modules_import_one_way() -> None:
+    # state <- endpoints <- app <- server: each module can be read without the ones above it.
+    assert modules_in_or_under_a_circle(ROOT / "sandbox") == []

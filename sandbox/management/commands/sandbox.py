@@ -18,9 +18,11 @@ from django.core.management.base import (
     CommandParser,
 )
 
+from sandbox.app import CONTROL_PATH
 from sandbox.faults import FaultError, parse_fault_spec
 from sandbox.management.fault_help import FaultSyntaxHelpCommand
-from sandbox.server import CONTROL_PATH, SandboxState, base_url_of, make_sandbox_server
+from sandbox.server import base_url_of, make_sandbox_server
+from sandbox.state import SandboxState
 
 
 def fault_spec(value: str) -> str:

@@ -21,9 +21,9 @@ from django.core.management.base import (
     CommandParser,
 )
 
+from sandbox.app import CONTROL_PATH
 from sandbox.faults import FaultError, parse_fault_spec
 from sandbox.management.fault_help import FaultSyntaxHelpCommand
-from sandbox.server import CONTROL_PATH
 
 ACTIONS = ("list", "add", "remove", "clear", "seed")
 
