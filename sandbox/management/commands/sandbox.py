@@ -9,6 +9,9 @@ at /_sandbox/faults (see `manage.py sandbox_faults`).
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ from django.core.management.base import (
 from sandbox.app import CONTROL_PATH
 from sandbox.faults import FaultError, parse_fault_spec
 from sandbox.management.fault_help import FaultSyntaxHelpCommand
-from sandbox.server import base_url_of, make_sandbox_server
+from sandbox.server import SandboxServer, base_url_of, make_sandbox_server
 from sandbox.state import SandboxState
 
 
@@ -103,6 +106,20 @@ class Command(FaultSyntaxHelpCommand):
             server = make_sandbox_server(host, port, api_key=api_key, state=state)
         except OSError as error:
             raise CommandError(f"Cannot listen on {host}:{port}: {error.strerror}") from None
+        restore_sigint = _stop_on_ctrl_c()
+        try:
+            self._announce(server, state, state_file)
+            server.serve_forever()
+        except KeyboardInterrupt:
+            self.stdout.write("Sandbox stopped.")
+        finally:
+            server.server_close()
+            restore_sigint()
+
+    def _announce(
+        self, server: SandboxServer, state: SandboxState, state_file: Path | None
+    ) -> None:
+        """Print where the sandbox serves, its state file and its fault rules (never the key)."""
         self.stdout.write(f"Sandbox upstream serving at {base_url_of(server)}")
         if state_file is None:
             self.stdout.write("State is kept in memory only.")
@@ -121,12 +138,19 @@ class Command(FaultSyntaxHelpCommand):
         self.stdout.write("Quit with Ctrl-C.")
         # Flush now: under `make run` stdout is often a pipe, which would hold the line back.
         self.stdout.flush()
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            self.stdout.write("Sandbox stopped.")
-        finally:
-            server.server_close()
+
+
+def _stop_on_ctrl_c() -> Callable[[], object]:
+    """Make Ctrl-C (SIGINT) stop the sandbox however it was started; return how to undo it."""
+    # A process started in the background by a script (`make test &`, a CI step) inherits
+    # SIGINT as ignored, and Python then leaves it ignored instead of raising
+    # KeyboardInterrupt: Ctrl-C, the one way to stop the sandbox, did nothing at all.
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # only the main thread may set handlers (call_command in a thread)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    if previous is None:  # set outside Python: nothing to put back
+        return lambda: None
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def _state_file(option: str | None, *, no_persist: bool) -> Path | None:
