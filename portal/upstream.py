@@ -124,7 +124,8 @@ def _refusal(error: PartnerApiError) -> str:
 
 
 # How the operations page names a failed call's recorded outcome. The client records a status
-# code, or one of these reasons (portal.partner_api._transport_error), in English for the logs.
+# code, or one of these reasons (portal.partner_api.transport._transport_error), in English
+# for the logs.
 CALL_OUTCOMES = {
     "timed out connecting": gettext_lazy("timed out connecting"),
     "timed out waiting for a response": gettext_lazy("timed out waiting for a response"),
