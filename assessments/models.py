@@ -17,6 +17,14 @@ class AssessmentAttempt(models.Model):
         COMPLETED = "completed", gettext_lazy("Completed")
         REJECTED = "rejected", gettext_lazy("Refused by the assessment service")
 
+    # The learner may still change answers.
+    OPEN_STATES = (State.AVAILABLE, State.IN_PROGRESS)
+    # The learner must finish these (or their answers are not yet safely delivered) before a
+    # new assessment is asked for: the upstream would offer the same one again anyway.
+    UNFINISHED_STATES = (State.IN_PROGRESS, State.SUBMITTING, State.SUBMIT_PENDING, State.REJECTED)
+    # Sent and accepted: the learner's past assessments.
+    FINISHED_STATES = (State.COMPLETED, State.SUBMITTED)
+
     # By name: the learners app sits above this one (its pages show attempts) and imports it.
     learner = models.ForeignKey(
         "learners.Learner", on_delete=models.CASCADE, related_name="attempts"
@@ -101,7 +109,7 @@ class AssessmentAttempt(models.Model):
     @property
     def is_open(self) -> bool:
         """Return whether the learner may still change answers."""
-        return self.state in (self.State.AVAILABLE, self.State.IN_PROGRESS)
+        return self.state in self.OPEN_STATES
 
 
 class AttemptAnswer(models.Model):

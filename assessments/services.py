@@ -14,7 +14,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer, fit
-from assessments.taking import UNFINISHED_STATES
 from portal.partner_api import AssessmentContent, get_client
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
@@ -39,7 +38,7 @@ class AttemptClosed(Exception):
 
 def attempt_start(*, learner: Learner) -> AssessmentAttempt:
     """Return the learner's current attempt, asking the upstream for the next one only if needed."""
-    current = learner.attempts.filter(state__in=UNFINISHED_STATES).first()
+    current = learner.attempts.filter(state__in=AssessmentAttempt.UNFINISHED_STATES).first()
     if current is not None:
         return current
 

@@ -31,10 +31,6 @@ def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
     ]
 
 
-# The states in which the learner may still change answers (AssessmentAttempt.is_open).
-OPEN_STATES = (AssessmentAttempt.State.AVAILABLE, AssessmentAttempt.State.IN_PROGRESS)
-
-
 @dataclass(frozen=True)
 class AttemptSnapshot:
     """What a question page needs of an attempt, read without its content."""
@@ -48,7 +44,7 @@ class AttemptSnapshot:
 
     @property
     def is_open(self) -> bool:
-        return self.state in OPEN_STATES
+        return self.state in AssessmentAttempt.OPEN_STATES
 
 
 def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
@@ -92,7 +88,7 @@ class ResultsSnapshot:
 
     @property
     def is_open(self) -> bool:
-        return self.state in OPEN_STATES
+        return self.state in AssessmentAttempt.OPEN_STATES
 
 
 def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
@@ -162,18 +158,7 @@ def check_answers_sections(attempt: AssessmentAttempt) -> list[dict]:
     return sections
 
 
-# Attempts the learner must finish (or whose answers are not yet safely delivered) before a
-# new one is asked for: the upstream would offer the same assessment again anyway.
-UNFINISHED_STATES = [
-    AssessmentAttempt.State.IN_PROGRESS,
-    AssessmentAttempt.State.SUBMITTING,
-    AssessmentAttempt.State.SUBMIT_PENDING,
-    AssessmentAttempt.State.REJECTED,
-]
-FINISHED_STATES = [AssessmentAttempt.State.COMPLETED, AssessmentAttempt.State.SUBMITTED]
-
-
 def current_attempt(attempts: list[AssessmentAttempt]) -> AssessmentAttempt | None:
     """Return the attempt the learner's page leads with: unfinished first, then offered."""
-    unfinished = (a for a in attempts if a.state in UNFINISHED_STATES)
+    unfinished = (a for a in attempts if a.state in AssessmentAttempt.UNFINISHED_STATES)
     return next(unfinished, None) or next((a for a in attempts if a.is_open), None)

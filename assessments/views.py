@@ -16,7 +16,6 @@ from assessments import delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
-    FINISHED_STATES,
     attempt_snapshot,
     check_answers_sections,
     current_attempt,
@@ -51,7 +50,7 @@ def my_assessments(request: HttpRequest) -> HttpResponse:
         {
             "attempts": attempts,
             "current": current_attempt(attempts),
-            "finished": [a for a in attempts if a.state in FINISHED_STATES],
+            "finished": [a for a in attempts if a.state in AssessmentAttempt.FINISHED_STATES],
         },
     )
 
