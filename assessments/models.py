@@ -4,6 +4,9 @@ from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
 
+from assessments.content import questions_from_json, questions_to_json
+from portal.partner_api import Question
+
 
 class AssessmentAttempt(models.Model):
     """One upstream assessment offered to a learner, from offer to results."""
@@ -99,12 +102,25 @@ class AssessmentAttempt(models.Model):
 
     @cached_property
     def questions(self) -> list[dict]:
-        """Return the stored questions in display order."""
+        """Return the stored questions as JSON, in display order."""
+        # Only for the readers outside this app that still take the stored shape
+        # (learners.privacy's export, portal.demo_cohort); this app reads typed_questions.
         return self.content.get("questions", [])
+
+    @cached_property
+    def typed_questions(self) -> list[Question]:
+        """Return the stored questions as the client's types, in display order."""
+        return questions_from_json(self.content)
+
+    def set_questions(self, questions: list[Question]) -> None:
+        """Keep fetched questions as the attempt's content (stored by the next save)."""
+        self.content = questions_to_json(questions)
+        for cached in ("questions", "typed_questions"):
+            self.__dict__.pop(cached, None)
 
     @property
     def has_content(self) -> bool:
-        return bool(self.questions)
+        return bool(self.content.get("questions"))
 
     @property
     def is_open(self) -> bool:

@@ -100,8 +100,8 @@ def attempt_refresh_content(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
             raise AttemptClosed
         _attempt_store_content(locked, content)
         valid = {
-            question["id"]: {answer["id"] for answer in question["answers"]}
-            for question in locked.questions
+            question.id: {answer.id for answer in question.answers}
+            for question in locked.typed_questions
         }
         stale = [
             answer.pk
@@ -125,27 +125,7 @@ def _attempt_fetch_content(attempt: AssessmentAttempt) -> AssessmentAttempt:
 def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentContent) -> None:
     """Keep the fetched questions, session and info so every page is served locally."""
     info = content.info
-    attempt.content = {
-        "questions": [
-            {
-                "id": question.id,
-                "text": question.text,
-                "group": question.group,
-                "display_order": question.display_order,
-                "answers": [
-                    {
-                        "id": answer.id,
-                        "copy": answer.copy,
-                        "icon": answer.icon,
-                        "display_order": answer.display_order,
-                    }
-                    for answer in question.answers
-                ],
-            }
-            for question in content.questions
-        ]
-    }
-    attempt.__dict__.pop("questions", None)  # drop the cached_property's old value
+    attempt.set_questions(content.questions)
     attempt.session = content.session
     attempt.title = info.title
     attempt.level = fit(AssessmentAttempt, "level", info.level)

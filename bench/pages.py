@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bench.support import free_port, wait_for_port
+from portal.partner_api import Answer, Question
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME = "bench.pages.learner"
@@ -42,35 +43,37 @@ class PageTargets:
     bare: str = "/bench/bare/"
 
 
-def stored_content() -> dict:
-    """Return the sandbox bank's questions in the shape assessments.services stores."""
+def bank_questions() -> list[Question]:
+    """Return the sandbox bank's questions as the client would read them, in display order."""
     from sandbox import bank
 
-    return {
-        "questions": [
-            {
-                "id": question.id,
-                "text": question.text,
-                "group": question.group,
-                "display_order": question.display_order,
-                "answers": [
-                    {
-                        "id": answer.id,
-                        "copy": answer.text,
-                        "icon": answer.icon,
-                        "display_order": position,
-                    }
-                    for position, answer in enumerate(question.answers, 1)
-                ],
-            }
-            for question in bank.questions_for_level(bank.DEFAULT_LEVEL)
-        ]
-    }
+    return [
+        Question(
+            id=question.id,
+            text=question.text,
+            group=question.group,
+            display_order=question.display_order,
+            created=None,
+            updated=None,
+            answers=[
+                Answer(
+                    id=answer.id,
+                    question_id=question.id,
+                    display_order=position,
+                    copy=answer.text,
+                    icon=answer.icon,
+                )
+                for position, answer in enumerate(question.answers, 1)
+            ],
+        )
+        for question in bank.questions_for_level(bank.DEFAULT_LEVEL)
+    ]
 
 
 @transaction.atomic
 def setup_learner() -> PageTargets:
     """Create (or reset) the bench learner: one attempt half answered, one with results."""
+    from assessments.content import questions_to_json
     from assessments.delivery import _store_results
     from assessments.models import AssessmentAttempt, AttemptAnswer
     from learners.models import Learner, Level
@@ -95,7 +98,7 @@ def setup_learner() -> PageTargets:
         },
     )
     learner.attempts.filter(assessment_id__in=[IN_PROGRESS_ID, COMPLETED_ID]).delete()
-    content = stored_content()
+    questions = bank_questions()
     now = timezone.now()
     common = {
         "learner": learner,
@@ -103,7 +106,7 @@ def setup_learner() -> PageTargets:
         "title": bank.LEVELS[bank.DEFAULT_LEVEL].title,
         "level": bank.DEFAULT_LEVEL,
         "version": Decimal(bank.ASSESSMENT_VERSION_DECIMAL),
-        "content": content,
+        "content": questions_to_json(questions),
         "session": "123456",
         "started_at": now,
     }
@@ -111,15 +114,15 @@ def setup_learner() -> PageTargets:
         assessment_id=IN_PROGRESS_ID, state=AssessmentAttempt.State.IN_PROGRESS, **common
     )
     # Page 1 half answered: the page shows some radios checked, as a returning learner sees.
-    first_page = [q for q in content["questions"] if q["group"] == content["questions"][0]["group"]]
+    first_page = [q for q in questions if q.group == questions[0].group]
     AttemptAnswer.objects.bulk_create(
-        AttemptAnswer(attempt=in_progress, question_id=q["id"], answer_id=q["answers"][1]["id"])
+        AttemptAnswer(attempt=in_progress, question_id=q.id, answer_id=q.answers[1].id)
         for q in first_page[: len(first_page) // 2 + 1]
     )
     completed = AssessmentAttempt.objects.create(
         assessment_id=COMPLETED_ID, state=AssessmentAttempt.State.SUBMITTED, **common
     )
-    chosen = {q["id"]: q["answers"][i % 4]["id"] for i, q in enumerate(content["questions"])}
+    chosen = {q.id: q.answers[i % 4].id for i, q in enumerate(questions)}
     _store_results(completed, _parse_results(score_submission(chosen)))
 
     session = SessionStore()

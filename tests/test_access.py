@@ -11,12 +11,14 @@ from django.test import Client
 from django.urls import URLResolver, get_resolver, reverse
 from django.utils import timezone
 
+from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from followups.models import FollowUp
 from followups.services import followup_open_for_result
 from imports.models import ImportJob
 from learners.models import Learner
 from portal.access import STAFF_GROUP
+from portal.partner_api import Answer, Question
 from tests.conftest import make_learner
 
 State = AssessmentAttempt.State
@@ -176,28 +178,29 @@ def answer_copy(assessment_id: int, question: int, choice: int) -> str:
 
 
 def stored_content(assessment_id: int) -> dict:
-    """Return questions shaped as `_attempt_store_content` keeps them: two groups, two pages."""
+    """Return questions as `_attempt_store_content` keeps them: two groups, two pages."""
     groups = {1: "SLEEP & TIREDNESS", 2: "SLEEP & TIREDNESS", 3: "EXAM ANXIETY"}
-    return {
-        "questions": [
-            {
-                "id": f"q-{number}",
-                "text": f"Question {number} of attempt {assessment_id}",
-                "group": group,
-                "display_order": number,
-                "answers": [
-                    {
-                        "id": f"a-{number}-{choice}",
-                        "copy": answer_copy(assessment_id, number, choice),
-                        "icon": "",
-                        "display_order": choice,
-                    }
-                    for choice in (1, 2)
-                ],
-            }
-            for number, group in groups.items()
-        ]
-    }
+    return questions_to_json(
+        Question(
+            id=f"q-{number}",
+            text=f"Question {number} of attempt {assessment_id}",
+            group=group,
+            display_order=number,
+            created=None,
+            updated=None,
+            answers=[
+                Answer(
+                    id=f"a-{number}-{choice}",
+                    question_id=f"q-{number}",
+                    display_order=choice,
+                    copy=answer_copy(assessment_id, number, choice),
+                    icon="",
+                )
+                for choice in (1, 2)
+            ],
+        )
+        for number, group in groups.items()
+    )
 
 
 def trait_title(assessment_id: int) -> str:
@@ -291,10 +294,10 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
     for attempt in owner_attempts:
         details.append(attempt.title)
         chosen = dict(attempt.answers.values_list("question_id", "answer_id"))
-        for question in attempt.questions:
-            if question["id"] in chosen:
-                number = int(question["id"].removeprefix("q-"))
-                choice = int(chosen[question["id"]].rsplit("-", 1)[1])
+        for question in attempt.typed_questions:
+            if question.id in chosen:
+                number = int(question.id.removeprefix("q-"))
+                choice = int(chosen[question.id].rsplit("-", 1)[1])
                 details.append(answer_copy(attempt.assessment_id, number, choice))
         if attempt.state == State.COMPLETED:
             details.append(trait_title(attempt.assessment_id))

@@ -7,32 +7,36 @@ from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from assessments import page_markup
+from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+from portal.partner_api import Answer, Question
 
 State = AssessmentAttempt.State
 
 
-def question(qid: str, group: str, text: str, order: int, copies=("Never", "Often")) -> dict:
-    return {
-        "id": qid,
-        "text": text,
-        "group": group,
-        "display_order": order,
-        "answers": [
-            {"id": f"{qid}-a{n}", "copy": copy, "icon": "often", "display_order": n}
+def question(qid: str, group: str, text: str, order: int, copies=("Never", "Often")) -> Question:
+    return Question(
+        id=qid,
+        text=text,
+        group=group,
+        display_order=order,
+        created=None,
+        updated=None,
+        answers=[
+            Answer(id=f"{qid}-a{n}", question_id=qid, display_order=n, copy=copy, icon="often")
             for n, copy in enumerate(copies, start=1)
         ],
-    }
+    )
 
 
-CONTENT = {
-    "questions": [
+CONTENT = questions_to_json(
+    [
         question("q-sleep", "Sleep", "I sleep well", 1),
         question("q-wake", "Sleep", "I wake up rested", 2),
         question("q-notes", "Study", "I keep notes", 3),
     ]
-}
+)
 
 
 def make_attempt(learner, *, assessment_id=41, state=State.IN_PROGRESS, content=CONTENT):
@@ -124,7 +128,7 @@ def test_a_page_view_does_not_save_the_session_again_within_a_minute(signed_in, 
 
 def test_fetched_again_content_shows_the_new_questions(signed_in, attempt):
     signed_in.get(page_url(attempt))
-    content = {"questions": [question("q-new", "Focus", "A brand new question", 1)]}
+    content = questions_to_json([question("q-new", "Focus", "A brand new question", 1)])
     AssessmentAttempt.objects.filter(pk=attempt.pk).update(
         content=content, session="701", state_changed_at=timezone.now()
     )
@@ -139,7 +143,7 @@ def test_upstream_text_is_escaped_and_cannot_check_a_radio(learner_client, learn
         "q-x", "<b>Group</b>", 'Tricky <script>alert(1)</script> " checked x="', 1,
         copies=('" checked autofocus x="', "<img src=x onerror=alert(1)>"),
     )  # fmt: skip
-    attempt = make_attempt(learner, content={"questions": [hostile]})
+    attempt = make_attempt(learner, content=questions_to_json([hostile]))
 
     html = learner_client.get(page_url(attempt)).content.decode()
 
