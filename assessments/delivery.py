@@ -26,6 +26,7 @@ from portal.partner_api import (
     AssessmentResults,
     PartnerApiError,
     PartnerApiRejected,
+    Question,
     Response,
     get_client,
 )
@@ -55,7 +56,7 @@ RESULTS_NOT_STORED = gettext_lazy(
 class IncompleteAnswers(Exception):
     """Some questions have no valid answer yet."""
 
-    def __init__(self, missing: list[dict]):
+    def __init__(self, missing: list[Question]):
         super().__init__(f"{len(missing)} question(s) unanswered")
         self.missing = missing
 
@@ -184,8 +185,8 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
     """Send the claimed attempt's answers and record what the upstream said."""
     answers = saved_answers(attempt)
     responses = [
-        Response(question_id=question["id"], answer_id=answers[question["id"]])
-        for question in attempt.questions
+        Response(question_id=question.id, answer_id=answers[question.id])
+        for question in attempt.typed_questions
     ]
     try:
         receipt = get_client().submit_assessment(

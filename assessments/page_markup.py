@@ -20,6 +20,7 @@ from django.utils.translation import get_language
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.taking import AttemptSnapshot, QuestionPage, ResultsSnapshot, question_pages
+from portal.partner_api import Answer, Question
 
 # Part of every cache key: bump it when templates/includes/question.html or results.html
 # change, so a shared cache never serves markup of the previous release.
@@ -58,24 +59,24 @@ def question_fields(
     """
     errors = errors or {}
     fields = []
-    for question in page.questions:
-        name = field_name(question)
+    for entry in page.questions:
+        name = field_name(entry)
         auto_id = f"id_{name}"  # Django's default auto_id, as the form's error summary links
         fields.append(
             {
                 "name": name,
                 "auto_id": auto_id,
-                "label": question["text"],
+                "label": entry.question.text,
                 "errors": list(errors.get(name, [])),
                 "answers": [
                     {
-                        "id": answer["id"],
-                        "copy": answer["copy"],
-                        "icon": answer.get("icon"),
+                        "id": answer.id,
+                        "copy": answer.copy,
+                        "icon": answer.icon,
                         "input_id": f"{auto_id}_{number}",
-                        "checked": checked(question, answer),
+                        "checked": checked(entry.question, answer),
                     }
-                    for number, answer in enumerate(question["answers"], start=1)
+                    for number, answer in enumerate(entry.question.answers, start=1)
                 ],
             }
         )
@@ -112,8 +113,8 @@ def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
     marker = f"gap{secrets.token_hex(16)}"
     gaps = []
 
-    def gap(question: dict, answer: dict) -> str:
-        gaps.append((question["id"], answer["id"]))
+    def gap(question: Question, answer: Answer) -> str:
+        gaps.append((question.id, answer.id))
         return marker
 
     html = render_to_string(QUESTION_TEMPLATE, {"fields": question_fields(page, checked=gap)})
@@ -126,8 +127,8 @@ def questions_with_errors(
 ) -> dict:
     """Return the fieldsets and the error summary of a page with errors (never cached)."""
 
-    def checked(question: dict, answer: dict) -> str:
-        return " checked" if chosen.get(question["id"]) == answer["id"] else ""
+    def checked(question: Question, answer: Answer) -> str:
+        return " checked" if chosen.get(question.id) == answer.id else ""
 
     fields = question_fields(page, checked=checked, errors=errors)
     return {

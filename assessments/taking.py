@@ -6,6 +6,17 @@ from django.db import connection
 from django.utils.translation import gettext
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
+from portal.partner_api import Answer, Question
+
+
+@dataclass(frozen=True)
+class PageQuestion:
+    """A question as a page shows it: with its position in the whole assessment."""
+
+    # Numbers the question's form field: unlike the upstream's id, it is short and safe in
+    # a name, an HTML id and a URL.
+    position: int
+    question: Question
 
 
 @dataclass(frozen=True)
@@ -14,19 +25,19 @@ class QuestionPage:
 
     number: int
     group: str
-    questions: list[dict]
+    questions: tuple[PageQuestion, ...]
 
 
 def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
     """Split the stored questions into one page per Group, in order of first appearance."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[PageQuestion]] = {}
     # A page always has a heading (callers that cache pages key them by language).
     untitled = gettext("Questions")
-    for position, question in enumerate(attempt.questions, start=1):
-        group = question["group"].strip() or untitled
-        groups.setdefault(group, []).append({**question, "position": position})
+    for position, question in enumerate(attempt.typed_questions, start=1):
+        group = question.group.strip() or untitled
+        groups.setdefault(group, []).append(PageQuestion(position, question))
     return [
-        QuestionPage(number=number, group=group, questions=questions)
+        QuestionPage(number=number, group=group, questions=tuple(questions))
         for number, (group, questions) in enumerate(groups.items(), start=1)
     ]
 
@@ -125,37 +136,58 @@ def saved_answers(attempt: AssessmentAttempt) -> dict[str, str]:
     return dict(attempt.answers.values_list("question_id", "answer_id"))
 
 
-def unanswered_questions(attempt: AssessmentAttempt, answers: dict[str, str]) -> list[dict]:
+def chosen_answer(question: Question, answers: dict[str, str]) -> Answer | None:
+    """Return the question's answer chosen in `answers` (question id -> answer id), if valid."""
+    chosen = answers.get(question.id)
+    return next((answer for answer in question.answers if answer.id == chosen), None)
+
+
+def unanswered_questions(attempt: AssessmentAttempt, answers: dict[str, str]) -> list[Question]:
     """Return the questions without a valid saved answer, in display order."""
-    missing = []
-    for question in attempt.questions:
-        valid = {answer["id"] for answer in question["answers"]}
-        if answers.get(question["id"]) not in valid:
-            missing.append(question)
-    return missing
+    return [
+        question for question in attempt.typed_questions if chosen_answer(question, answers) is None
+    ]
 
 
 def first_page_to_resume(attempt: AssessmentAttempt, answers: dict[str, str]) -> int | None:
     """Return the number of the first page with an unanswered question, or None if all done."""
-    missing = {question["id"] for question in unanswered_questions(attempt, answers)}
+    missing = {question.id for question in unanswered_questions(attempt, answers)}
     for page in question_pages(attempt):
-        if any(question["id"] in missing for question in page.questions):
+        if any(entry.question.id in missing for entry in page.questions):
             return page.number
     return None
 
 
-def check_answers_sections(attempt: AssessmentAttempt) -> list[dict]:
+@dataclass(frozen=True)
+class CheckRow:
+    """One row of the check-answers page: a question and the answer chosen (if any)."""
+
+    position: int
+    question: Question
+    answer: Answer | None
+
+
+@dataclass(frozen=True)
+class CheckSection:
+    """One page's rows on the check-answers page."""
+
+    page: QuestionPage
+    rows: tuple[CheckRow, ...]
+
+
+def check_answers_sections(attempt: AssessmentAttempt) -> list[CheckSection]:
     """Return each page with its questions and the answer chosen for each (or None)."""
     answers = saved_answers(attempt)
-    sections = []
-    for page in question_pages(attempt):
-        rows = []
-        for question in page.questions:
-            chosen = answers.get(question["id"])
-            answer = next((a for a in question["answers"] if a["id"] == chosen), None)
-            rows.append({"question": question, "answer": answer})
-        sections.append({"page": page, "rows": rows})
-    return sections
+    return [
+        CheckSection(
+            page=page,
+            rows=tuple(
+                CheckRow(entry.position, entry.question, chosen_answer(entry.question, answers))
+                for entry in page.questions
+            ),
+        )
+        for page in question_pages(attempt)
+    ]
 
 
 def current_attempt(attempts: list[AssessmentAttempt]) -> AssessmentAttempt | None:

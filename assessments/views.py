@@ -134,7 +134,7 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
             return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
         return redirect(_check_answers_url(assessment_id, page, request.GET.get("q")))
 
-    posted = {q["id"]: request.POST.get(field_name(q)) for q in page.questions}
+    posted = {entry.question.id: request.POST.get(field_name(entry)) for entry in page.questions}
     context = {
         "assessment_id": assessment_id,
         "page": page,
@@ -237,8 +237,8 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
 def _check_answers_url(assessment_id: int, page, position: str | None) -> str:
     """The check page, at the row of the question the learner came to change (if any)."""
     url = reverse("assessments:check", kwargs={"assessment_id": assessment_id})
-    question = next((q for q in page.questions if str(q["position"]) == position), None)
-    return f"{url}#answer-{slugify(question['id'])}" if question else url
+    entry = next((e for e in page.questions if str(e.position) == position), None)
+    return f"{url}#answer-{slugify(entry.question.id)}" if entry else url
 
 
 @learner_required

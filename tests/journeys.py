@@ -26,7 +26,7 @@ def attempt_url(attempt: AssessmentAttempt, tail: str = "") -> str:
 def answer_pages(client: Client, attempt: AssessmentAttempt, choice: int = 0, upto=None) -> None:
     """Answer every question on every page (or the first `upto` pages) with one choice."""
     for page in question_pages(attempt)[:upto]:
-        data = {f"q{q['position']}": q["answers"][choice]["id"] for q in page.questions}
+        data = {f"q{e.position}": e.question.answers[choice].id for e in page.questions}
         client.post(attempt_url(attempt, f"page/{page.number}/"), {**data, "continue": ""})
 
 

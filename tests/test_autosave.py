@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from assessments.models import AssessmentAttempt
-from assessments.taking import question_pages
+from assessments.taking import PageQuestion, question_pages
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from tests.conftest import browser_sign_in
 from tests.journeys import LEARNER_PASSWORD, attempt_url, register_pupil
@@ -29,13 +29,13 @@ def attempt(pupil, client) -> AssessmentAttempt:
     return AssessmentAttempt.objects.get(learner=pupil)
 
 
-def first_question(attempt: AssessmentAttempt) -> dict:
+def first_question(attempt: AssessmentAttempt) -> PageQuestion:
     return question_pages(attempt)[0].questions[0]
 
 
 def one_answer(attempt: AssessmentAttempt, choice: int = 1, page: int = 1) -> dict:
-    question = first_question(attempt)
-    return {"page": str(page), f"q{question['position']}": question["answers"][choice]["id"]}
+    first = first_question(attempt)
+    return {"page": str(page), f"q{first.position}": first.question.answers[choice].id}
 
 
 def saved(attempt: AssessmentAttempt) -> dict[str, str]:
@@ -49,8 +49,8 @@ def test_it_saves_one_answer_as_it_is_chosen(client, attempt):
     response = client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=2))
     assert response.status_code == 200
     assert response.json()["saved"] is True
-    question = first_question(attempt)
-    assert saved(attempt) == {question["id"]: question["answers"][2]["id"]}
+    question = first_question(attempt).question
+    assert saved(attempt) == {question.id: question.answers[2].id}
     attempt.refresh_from_db()
     assert attempt.state == State.IN_PROGRESS
 
@@ -58,15 +58,15 @@ def test_it_saves_one_answer_as_it_is_chosen(client, attempt):
 def test_a_later_choice_replaces_the_earlier_one(client, attempt):
     client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=0))
     client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=3))
-    question = first_question(attempt)
-    assert saved(attempt) == {question["id"]: question["answers"][3]["id"]}
+    question = first_question(attempt).question
+    assert saved(attempt) == {question.id: question.answers[3].id}
 
 
 def test_it_refuses_an_answer_that_is_not_the_questions(client, attempt):
-    question = first_question(attempt)
-    foreign = question_pages(attempt)[1].questions[0]["answers"][0]["id"]
+    first = first_question(attempt)
+    foreign = question_pages(attempt)[1].questions[0].question.answers[0].id
     response = client.post(
-        attempt_url(attempt, "answers/"), {"page": "1", f"q{question['position']}": foreign}
+        attempt_url(attempt, "answers/"), {"page": "1", f"q{first.position}": foreign}
     )
     assert response.status_code == 400
     assert response.json() == {"saved": False, "message": "Choose one of the answers shown."}
@@ -222,12 +222,12 @@ def test_a_clicked_answer_is_saved_without_pressing_a_button(browser, live_serve
     page.click("main form button[type=submit]")  # start the assessment
     page.wait_for_selector("#autosave-status")
     attempt = AssessmentAttempt.objects.get(learner=pupil)
-    question = first_question(attempt)
-    page.check(f"#id_q{question['position']}_3")
+    first = first_question(attempt)
+    page.check(f"#id_q{first.position}_3")
     page.wait_for_selector("#autosave-status:has-text('Saved')", timeout=10000)
-    assert saved(attempt) == {question["id"]: question["answers"][2]["id"]}
+    assert saved(attempt) == {first.question.id: first.question.answers[2].id}
     # The learner sees it where they are looking: beside the question, on screen.
-    mark = page.locator(f"#id_q{question['position']} .question-saved")
+    mark = page.locator(f"#id_q{first.position} .question-saved")
     assert mark.inner_text() == "Saved"
     assert mark.is_visible()
     box, viewport = mark.bounding_box(), page.viewport_size
@@ -236,7 +236,7 @@ def test_a_clicked_answer_is_saved_without_pressing_a_button(browser, live_serve
     assert said == ["Saved"]  # only the question just answered says so
 
     page.reload()
-    assert page.is_checked(f"#id_q{question['position']}_3")
+    assert page.is_checked(f"#id_q{first.position}_3")
     assert refused == []
 
 

@@ -290,24 +290,24 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
         # All the way round the page: each question is one stop, in the order shown.
         stops = tab_round(page, where)
         groups = [stop["name"] for stop in stops if stop["type"] == "radio"]
-        assert groups == [f"q{question['position']}" for question in section.questions], where
+        assert groups == [f"q{entry.position}" for entry in section.questions], where
         assert [stop["text"] for stop in stops if stop["tag"] == "button" and stop["inMain"]][
             :2
         ] == ["Save and continue", "Save and come back later"]
         assert_visual_order(stops, where)
 
         # Focus is on the skip link again: now answer, question by question.
-        for index, question in enumerate(section.questions):
-            position = question["position"]
+        for index, entry in enumerate(section.questions):
+            position = entry.position
             group = f"input[type=radio][name=q{position}]"
             if index == 0:
                 tab_until(page, group, where)
             else:
                 tab_to_next(page, group, where)
             assert focus_is(page, f"#id_q{position}_1"), f"{where}: q{position} starts elsewhere"
-            if question is unanswered:
+            if entry is unanswered:
                 continue  # left unanswered on purpose
-            choices[position] = (position + index) % len(question["answers"])
+            choices[position] = (position + index) % len(entry.question.answers)
             choose(page, position, choices[position], f"{where}, q{position}")
         tab_to_next(page, "button[name=continue]", where)
         press_and_load(page)
@@ -316,9 +316,9 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
             # One question left unanswered: focus goes to the error summary, whose link goes
             # to the question's first answer.
             where = "question page 1 with a question unanswered"
-            position = unanswered["position"]
+            position = unanswered.position
             assert page.url.endswith("/page/1/"), page.url
-            assert_on_error_summary(page, where, "There is a problem", unanswered["text"])
+            assert_on_error_summary(page, where, "There is a problem", unanswered.question.text)
             tab_to_next(page, f".error-summary a[href='#id_q{position}_1']", where)
             press(page, "Enter", f"{where}, following the summary's link")
             assert focus_is(page, f"#id_q{position}_1"), (
@@ -332,8 +332,8 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
     # Check your answers: change one answer through its Change link, and come back.
     where = "check your answers"
     assert urlsplit(page.url).path.endswith(f"/assessments/{attempt.assessment_id}/check/")
-    changed = pages[0].questions[1]
-    position = changed["position"]
+    position = pages[0].questions[1].position
+    changed = pages[0].questions[1].question
     stops = tab_round(page, where)
     changes = [stop for stop in stops if stop["inMain"] and stop["tag"] == "a"]
     assert [stop["text"].split(" ")[0] for stop in changes] == ["Change"] * len(attempt.questions)
@@ -350,7 +350,7 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
         f"not the question's chosen answer"
     )
     before = choices[position]
-    after = before + 1 if before + 1 < len(changed["answers"]) else before - 1
+    after = before + 1 if before + 1 < len(changed.answers) else before - 1
     press(page, "ArrowDown" if after > before else "ArrowUp", where)
     assert focus_is(page, f"#id_q{position}_{after + 1}:checked"), where
     back = tab_until(page, "button[name=continue]", where)
@@ -358,8 +358,8 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
     press_and_load(page)
     where = "check your answers, after the change"
     assert urlsplit(page.url).path.endswith("/check/"), page.url
-    row = page.inner_text(f"#answer-{changed['id']}")
-    assert changed["answers"][after]["copy"] in row, row
+    row = page.inner_text(f"#answer-{changed.id}")
+    assert changed.answers[after].copy in row, row
     send = tab_until(page, "main form button[type=submit]", where)
     assert send["text"] == "Send my answers"
     press_and_load(page)
@@ -369,10 +369,7 @@ def test_a_learner_goes_from_sign_in_to_results_with_the_keyboard_alone(
     assert urlsplit(page.url).path.endswith(f"/assessments/{attempt.assessment_id}/results/")
     attempt.refresh_from_db()
     assert attempt.state == AssessmentAttempt.State.COMPLETED
-    assert (
-        attempt.answers.get(question_id=changed["id"]).answer_id
-        == (changed["answers"][after]["id"])
-    )
+    assert attempt.answers.get(question_id=changed.id).answer_id == changed.answers[after].id
     stops = tab_round(page, where)
     assert any(stop["text"] == "Back to my assessments" for stop in stops), stops
     assert_visual_order(stops, where)

@@ -28,17 +28,17 @@ def attempt(pupil, client) -> AssessmentAttempt:
 def test_pages_follow_the_groups_in_display_order_with_labelled_radios(client, attempt):
     pages = question_pages(attempt)
     assert len(pages) > 1
-    orders = [q["display_order"] for page in pages for q in page.questions]
+    orders = [e.question.display_order for page in pages for e in page.questions]
     assert orders == sorted(orders)
     html = client.get(attempt_url(attempt, "page/1/")).content.decode()
     assert f"Step 1 of {len(pages)}" in html
     assert f"<h1>{pages[0].group}</h1>" in html
-    first = pages[0].questions[0]
-    assert f"<legend>{first['text']}</legend>" in html
-    for answer in first["answers"]:
-        assert f'value="{answer["id"]}"' in html
-        assert answer["copy"] in html
-    assert html.count('type="radio"') == sum(len(q["answers"]) for q in pages[0].questions)
+    first = pages[0].questions[0].question
+    assert f"<legend>{first.text}</legend>" in html
+    for answer in first.answers:
+        assert f'value="{answer.id}"' in html
+        assert answer.copy in html
+    assert html.count('type="radio"') == sum(len(e.question.answers) for e in pages[0].questions)
     assert html.count("<label for=") == html.count('type="radio"')
 
 
@@ -47,32 +47,32 @@ def test_it_keeps_the_answers_given_when_a_page_is_incomplete(client, attempt):
     first, second = page.questions[0], page.questions[1]
     response = client.post(
         attempt_url(attempt, "page/1/"),
-        {f"q{first['position']}": first["answers"][2]["id"], "continue": ""},
+        {f"q{first.position}": first.question.answers[2].id, "continue": ""},
     )
     assert response.status_code == 200
     html = response.content.decode()
     assert "There is a problem" in html and "The answers you chose on this page are saved" in html
-    assert f'href="#id_q{second["position"]}_1"' in html
+    assert f'href="#id_q{second.position}_1"' in html
     saved = dict(attempt.answers.values_list("question_id", "answer_id"))
-    assert saved == {first["id"]: first["answers"][2]["id"]}
+    assert saved == {first.question.id: first.question.answers[2].id}
 
 
 def test_it_refuses_an_answer_that_is_not_the_questions(client, attempt):
     pages = question_pages(attempt)
-    question = pages[0].questions[0]
-    foreign = pages[1].questions[0]["answers"][0]["id"]
+    first = pages[0].questions[0]
+    foreign = pages[1].questions[0].question.answers[0].id
     response = client.post(
-        attempt_url(attempt, "page/1/"), {f"q{question['position']}": foreign, "continue": ""}
+        attempt_url(attempt, "page/1/"), {f"q{first.position}": foreign, "continue": ""}
     )
     assert "Choose one of the answers shown." in response.content.decode()
     assert not attempt.answers.exists()
 
 
 def test_save_and_come_back_later_returns_to_my_assessments(client, attempt):
-    question = question_pages(attempt)[0].questions[0]
+    first = question_pages(attempt)[0].questions[0]
     response = client.post(
         attempt_url(attempt, "page/1/"),
-        {f"q{question['position']}": question["answers"][0]["id"], "save_and_exit": ""},
+        {f"q{first.position}": first.question.answers[0].id, "save_and_exit": ""},
     )
     assert response.url == "/me/"
     page = client.get("/me/").content.decode()
@@ -83,13 +83,13 @@ def test_save_and_come_back_later_returns_to_my_assessments(client, attempt):
 def test_submission_is_refused_locally_naming_what_is_missing(client, attempt, upstream):
     answer_pages(client, attempt, upto=1)
     pages = question_pages(attempt)
-    missing = [q for page in pages[1:] for q in page.questions]
+    missing = [e.question for page in pages[1:] for e in page.questions]
     response = client.post(attempt_url(attempt, "submit/"))
     assert response.status_code == 400
     html = response.content.decode()
     assert f"{len(missing)} questions still need an answer" in html
     for question in missing:
-        assert question["text"] in html
+        assert question.text in html
     assert upstream.state.count(endpoint="submit-assessment") == 0
     attempt.refresh_from_db()
     assert attempt.state == State.IN_PROGRESS
@@ -100,26 +100,26 @@ def test_check_answers_lists_every_answer_with_a_change_link(client, attempt):
     html = client.get(attempt_url(attempt, "check/")).content.decode()
     for page in question_pages(attempt):
         change = attempt_url(attempt, f"page/{page.number}/?from=check")
-        for question in page.questions:
-            position = question["position"]
+        for entry in page.questions:
+            position = entry.position
             assert f'href="{change}&amp;q={position}#id_q{position}"' in html
-        for question in page.questions:
-            assert question["answers"][3]["copy"] in html
+        for entry in page.questions:
+            assert entry.question.answers[3].copy in html
 
 
 def test_after_a_change_the_learner_is_back_at_that_row_of_check_answers(client, attempt):
     answer_pages(client, attempt, choice=3)
     page = question_pages(attempt)[1]
-    question = page.questions[1]
-    answers = {f"q{q['position']}": q["answers"][3]["id"] for q in page.questions}
-    answers[f"q{question['position']}"] = question["answers"][0]["id"]
+    changed = page.questions[1]
+    answers = {f"q{e.position}": e.question.answers[3].id for e in page.questions}
+    answers[f"q{changed.position}"] = changed.question.answers[0].id
     response = client.post(
-        attempt_url(attempt, f"page/2/?from=check&q={question['position']}"),
+        attempt_url(attempt, f"page/2/?from=check&q={changed.position}"),
         {**answers, "continue": ""},
     )
-    assert response.url == attempt_url(attempt, f"check/#answer-{slugify(question['id'])}")
+    assert response.url == attempt_url(attempt, f"check/#answer-{slugify(changed.question.id)}")
     html = client.get(attempt_url(attempt, "check/")).content.decode()
-    assert f'id="answer-{slugify(question["id"])}"' in html
+    assert f'id="answer-{slugify(changed.question.id)}"' in html
 
 
 def test_a_second_click_on_send_does_not_submit_twice(client, attempt, upstream):
@@ -134,9 +134,9 @@ def test_a_sent_attempt_can_no_longer_be_changed(client, attempt):
     answer_pages(client, attempt)
     client.post(attempt_url(attempt, "submit/"))
     before = dict(attempt.answers.values_list("question_id", "answer_id"))
-    question = question_pages(attempt)[0].questions[0]
+    first = question_pages(attempt)[0].questions[0]
     response = client.post(
-        attempt_url(attempt, "page/1/"), {f"q{question['position']}": question["answers"][3]["id"]}
+        attempt_url(attempt, "page/1/"), {f"q{first.position}": first.question.answers[3].id}
     )
     assert response.url == attempt_url(attempt, "")
     assert dict(attempt.answers.values_list("question_id", "answer_id")) == before
