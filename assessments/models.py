@@ -1,5 +1,7 @@
 """Assessment attempts, the answers given so far, and the results received."""
 
+from datetime import UTC, datetime
+
 from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
@@ -123,6 +125,11 @@ class AssessmentAttempt(models.Model):
         return bool(self.content.get("questions"))
 
     @property
+    def content_version(self) -> str:
+        """Return a text that changes whenever the content is stored again."""
+        return version_of_content(self.offered_at, self.state_changed_at, self.session)
+
+    @property
     def is_open(self) -> bool:
         """Return whether the learner may still change answers."""
         return self.state in self.OPEN_STATES
@@ -198,6 +205,22 @@ class FocusArea(models.Model):
     def needs_help_flagged(self) -> bool:
         """Return whether this area needs help ("no", in any case, is the only all-clear)."""
         return needs_help_flagged(self.needs_help)
+
+
+def version_of_content(
+    offered_at: datetime, state_changed_at: datetime | None, session: str
+) -> str:
+    """Return a text that changes whenever an attempt's content is stored again."""
+    # Every fetch brings a new session and state change time; offered_at tells an attempt
+    # from a later one that reuses its pk (SQLite can). Plain SQL reads SQLite's times without
+    # a zone (they are UTC) where the ORM adds it: both give the same text.
+    return "|".join([_utc_text(offered_at), _utc_text(state_changed_at), session])
+
+
+def _utc_text(moment: datetime | None) -> str:
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).isoformat() if moment.tzinfo else f"{moment.isoformat()}+00:00"
 
 
 def needs_help_flagged(value: str) -> bool:

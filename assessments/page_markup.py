@@ -1,86 +1,101 @@
 """Markup of the learner's pages rendered once and reused: an attempt's content never changes.
 
 A question page's fieldsets are rendered from the stored content once per attempt and content
-version (every page at once), with autoescaping on, and cached as text chunks with a gap before
-the end of each radio input; a request fills the gaps with ` checked` from the learner's saved
-answers.
-A page with errors (a POST with unanswered questions) is rendered whole, from the same
-template. A result's section is rendered once per result.
+version (every page at once), with autoescaping on, and cached as text chunks with gaps: one
+before the end of each radio input, and three per question for its error (a class, the
+fieldset's reference to the message, the message). A request fills the gaps: ` checked`
+from the chosen answers, and the errors of a page sent incomplete, so a clean page and a
+page with errors come out of the same markup. A result's section is rendered once per result.
 """
 
+import re
 import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b
+from typing import Protocol
 
 from django.core.cache import cache
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
-from assessments.taking import AttemptSnapshot, QuestionPage, ResultsSnapshot, question_pages
-from portal.partner_api import Answer, Question
+from assessments.taking import QuestionPage, ResultsSnapshot, question_pages
 
 # Part of every cache key: bump it when templates/includes/question.html or results.html
 # change, so a shared cache never serves markup of the previous release.
-MARKUP_VERSION = 2
+MARKUP_VERSION = 3
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 
 QUESTION_TEMPLATE = "assessments/includes/questions.html"
+QUESTION_ERRORS_TEMPLATE = "assessments/includes/question_errors.html"
 RESULTS_TEMPLATE = "includes/results.html"
+
+# What fills a gap: the radio's " checked", or a part of its question's error.
+CHECKED = "checked"
+ERROR_CLASS = "error_class"
+ERROR_REFERENCE = "error_reference"
+ERROR_MESSAGE = "error_message"
+
+
+# A place in a page's markup that a request fills in: (kind, the question's form field name,
+# and for CHECKED the radio's question id and answer id). Plain tuples: every page view reads
+# them back from the cache, and tuples unpickle over four times faster than objects.
+Gap = tuple[str, str, str, str]
 
 
 @dataclass(frozen=True)
 class QuestionsMarkup:
-    """A page's fieldsets as text, with a gap for ` checked` before each radio's `>`."""
+    """A page's fieldsets as text chunks with gaps between them, and each question's label."""
 
     chunks: tuple[str, ...]  # one more than there are gaps
-    gaps: tuple[tuple[str, str], ...]  # (question id, answer id) of each radio, in order
+    gaps: tuple[Gap, ...]
+    labels: tuple[tuple[str, str], ...]  # (field name, question text), in display order
 
-    def render(self, chosen: dict[str, str]) -> SafeString:
-        """Return the fieldsets with the learner's chosen answers checked."""
+    def render(
+        self, chosen: Mapping[str, str | None], errors: Mapping[str, Sequence[str]] | None = None
+    ) -> SafeString:
+        """Return the fieldsets with the chosen answers checked and the errors shown."""
         parts = [self.chunks[0]]
-        for (question_id, answer_id), chunk in zip(self.gaps, self.chunks[1:], strict=True):
-            if chosen.get(question_id) == answer_id:
-                parts.append(" checked")
+        for (kind, field, question_id, answer_id), chunk in zip(
+            self.gaps, self.chunks[1:], strict=True
+        ):
+            if kind == CHECKED:
+                if chosen.get(question_id) == answer_id:
+                    parts.append(" checked")
+            elif errors and errors.get(field):
+                parts.append(_error_part(kind, field, errors[field]))
             parts.append(chunk)
-        # The chunks come from an autoescaped template; " checked" is our own literal.
+        # The chunks come from an autoescaped template; what fills the gaps is our own literal
+        # or escaped markup.
         return mark_safe("".join(parts))  # noqa: S308
 
+    def error_summary(self, errors: Mapping[str, Sequence[str]]) -> list[dict]:
+        """Return the error summary's entries (link, message, question) in display order."""
+        return [
+            {"auto_id": _auto_id(name), "message": message, "label": label}
+            for name, label in self.labels
+            for message in errors.get(name, [])
+        ]
 
-def question_fields(
-    page: QuestionPage, *, checked, errors: dict[str, list[str]] | None = None
-) -> list[dict]:
-    """Return what the question template shows of each question, in display order.
 
-    `checked(question, answer)` returns what follows the radio's value: " checked", "" or a
-    gap marker.
-    """
-    errors = errors or {}
-    fields = []
-    for entry in page.questions:
-        name = field_name(entry)
-        auto_id = f"id_{name}"  # Django's default auto_id, as the form's error summary links
-        fields.append(
-            {
-                "name": name,
-                "auto_id": auto_id,
-                "label": entry.question.text,
-                "errors": list(errors.get(name, [])),
-                "answers": [
-                    {
-                        "id": answer.id,
-                        "copy": answer.copy,
-                        "icon": answer.icon,
-                        "input_id": f"{auto_id}_{number}",
-                        "checked": checked(entry.question, answer),
-                    }
-                    for number, answer in enumerate(entry.question.answers, start=1)
-                ],
-            }
-        )
-    return fields
+def _auto_id(name: str) -> str:
+    return f"id_{name}"  # Django's default auto_id, as the error summary links
+
+
+def _error_part(kind: str, field: str, messages: Sequence[str]) -> str:
+    """Return the markup of one part of a question's error."""
+    auto_id = _auto_id(field)
+    if kind == ERROR_CLASS:
+        return " field-error"
+    if kind == ERROR_REFERENCE:
+        return format_html(' aria-describedby="{}_error"', auto_id)
+    # A template file ends with a newline that the page never had here.
+    html = render_to_string(QUESTION_ERRORS_TEMPLATE, {"auto_id": auto_id, "errors": messages})
+    return html.removesuffix("\n")
 
 
 @dataclass(frozen=True)
@@ -92,14 +107,22 @@ class PageMarkup:
     questions: QuestionsMarkup
 
 
-def attempt_pages_markup(snapshot: AttemptSnapshot) -> tuple[PageMarkup, ...]:
+class StoredContent(Protocol):
+    """An attempt (or its snapshot) as far as its markup is concerned."""
+
+    pk: int
+    content_version: str
+
+
+def attempt_pages_markup(attempt: StoredContent) -> tuple[PageMarkup, ...]:
     """Return every page of the attempt, rendered once per attempt content (none if empty)."""
-    digest = blake2b(snapshot.content_version.encode(), digest_size=12).hexdigest()
+    digest = blake2b(attempt.content_version.encode(), digest_size=12).hexdigest()
     # The pages hold translated text (the heading of a page without a Group): one per language.
-    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{snapshot.pk}:{digest}"
+    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{attempt.pk}:{digest}"
     pages = cache.get(key)
     if pages is None:
-        attempt = AssessmentAttempt.objects.get(pk=snapshot.pk)
+        if not isinstance(attempt, AssessmentAttempt):
+            attempt = AssessmentAttempt.objects.get(pk=attempt.pk)
         pages = tuple(
             PageMarkup(page.number, page.group, _render_questions_markup(page))
             for page in question_pages(attempt)
@@ -109,36 +132,51 @@ def attempt_pages_markup(snapshot: AttemptSnapshot) -> tuple[PageMarkup, ...]:
 
 
 def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
+    """Render a page's fieldsets once, with a numbered marker in each gap."""
     # A random marker per rendering: upstream text cannot contain it by chance or design.
     marker = f"gap{secrets.token_hex(16)}"
-    gaps = []
+    gaps: list[Gap] = []
 
-    def gap(question: Question, answer: Answer) -> str:
-        gaps.append((question.id, answer.id))
-        return marker
+    def gap(kind: str, field: str, question_id: str = "", answer_id: str = "") -> str:
+        gaps.append((kind, field, question_id, answer_id))
+        return f"{marker}_{len(gaps) - 1}_"
 
-    html = render_to_string(QUESTION_TEMPLATE, {"fields": question_fields(page, checked=gap)})
-    chunks = tuple(html.split(marker))
-    return QuestionsMarkup(chunks=chunks, gaps=tuple(gaps))
-
-
-def questions_with_errors(
-    page: QuestionPage, *, chosen: dict[str, str | None], errors: dict[str, list[str]]
-) -> dict:
-    """Return the fieldsets and the error summary of a page with errors (never cached)."""
-
-    def checked(question: Question, answer: Answer) -> str:
-        return " checked" if chosen.get(question.id) == answer.id else ""
-
-    fields = question_fields(page, checked=checked, errors=errors)
-    return {
-        "questions_html": render_to_string(QUESTION_TEMPLATE, {"fields": fields}),
-        "error_summary": [
-            {"auto_id": field["auto_id"], "message": message, "label": field["label"]}
-            for field in fields
-            for message in field["errors"]
-        ],
-    }
+    fields = []
+    for entry in page.questions:
+        name = field_name(entry)
+        auto_id = _auto_id(name)
+        fields.append(
+            {
+                "name": name,
+                "auto_id": auto_id,
+                "label": entry.question.text,
+                "error_class": gap(ERROR_CLASS, name),
+                "error_reference": gap(ERROR_REFERENCE, name),
+                "error_message": gap(ERROR_MESSAGE, name),
+                "answers": [
+                    {
+                        "id": answer.id,
+                        "copy": answer.copy,
+                        "icon": answer.icon,
+                        "input_id": f"{auto_id}_{number}",
+                        "checked": gap(CHECKED, name, entry.question.id, answer.id),
+                    }
+                    for number, answer in enumerate(entry.question.answers, start=1)
+                ],
+            }
+        )
+    html = render_to_string(QUESTION_TEMPLATE, {"fields": fields})
+    # The markers carry their gap's number: the chunks follow the template's order, whatever
+    # order the template shows the gaps in.
+    pieces = re.split(f"{marker}_(\\d+)_", html)
+    order = [int(number) for number in pieces[1::2]]
+    if sorted(order) != list(range(len(gaps))):
+        raise ValueError(f"{QUESTION_TEMPLATE} must show each gap exactly once")
+    return QuestionsMarkup(
+        chunks=tuple(pieces[0::2]),
+        gaps=tuple(gaps[number] for number in order),
+        labels=tuple((field["name"], field["label"]) for field in fields),
+    )
 
 
 def results_markup(snapshot: ResultsSnapshot) -> SafeString:

@@ -5,7 +5,12 @@ from dataclasses import dataclass
 from django.db import connection
 from django.utils.translation import gettext
 
-from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
+from assessments.models import (
+    AssessmentAttempt,
+    AssessmentResult,
+    AttemptAnswer,
+    version_of_content,
+)
 from portal.partner_api import Answer, Question
 
 
@@ -48,9 +53,7 @@ class AttemptSnapshot:
 
     pk: int
     state: str
-    # Changes whenever the content is stored again (a new session and state change time);
-    # offered_at tells an attempt from a later one that reuses its pk (SQLite can).
-    content_version: str
+    content_version: str  # as AssessmentAttempt.content_version
     answers: dict[str, str]
 
     @property
@@ -80,7 +83,7 @@ def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
     return AttemptSnapshot(
         pk=pk,
         state=state,
-        content_version=f"{offered_at}|{state_changed_at}|{session}",
+        content_version=version_of_content(offered_at, state_changed_at, session),
         answers={question: answer for *_, question, answer in rows if question is not None},
     )
 

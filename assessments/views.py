@@ -87,8 +87,6 @@ def take(request: HttpRequest, assessment_id: int) -> HttpResponse:
 @learner_required
 def question_page(request: HttpRequest, assessment_id: int, number: int) -> HttpResponse:
     """Show one page of questions; save the answers chosen on it."""
-    # A "Change" link from the check page brings the learner back there after saving.
-    returning_to_check = request.GET.get("from") == "check"
     if request.method != "POST":
         # The common case, kept cheap: one query, then cached fieldsets with answers checked.
         snapshot = attempt_snapshot(learner=request.learner, assessment_id=assessment_id)
@@ -99,15 +97,7 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
             return redirect("assessments:take", assessment_id=assessment_id)
         if not 1 <= number <= len(pages):
             raise Http404
-        page = pages[number - 1]
-        context = {
-            "assessment_id": assessment_id,
-            "page": page,
-            "page_count": len(pages),
-            "returning_to_check": returning_to_check,
-            "questions_html": page.questions.render(snapshot.answers),
-        }
-        return render(request, "assessments/question_page.html", context)
+        return _render_question_page(request, assessment_id, pages, number, snapshot.answers)
 
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if not attempt.is_open or not attempt.has_content:
@@ -130,18 +120,42 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
     if "previous" in request.POST and number > 1:
         return redirect("assessments:page", assessment_id=assessment_id, number=number - 1)
     if form.require_every_answer():
-        if number < len(pages) and not returning_to_check:
+        if number < len(pages) and not _returning_to_check(request):
             return redirect("assessments:page", assessment_id=assessment_id, number=number + 1)
         return redirect(_check_answers_url(assessment_id, page, request.GET.get("q")))
 
+    # The same cached fieldsets as a page view, filled with what was sent and its errors.
     posted = {entry.question.id: request.POST.get(field_name(entry)) for entry in page.questions}
+    markup = page_markup.attempt_pages_markup(attempt)
+    return _render_question_page(
+        request, assessment_id, markup, number, posted, form.errors, bool(form.choices())
+    )
+
+
+def _returning_to_check(request: HttpRequest) -> bool:
+    """Return whether a "Change" link of the check page led here (saving goes back there)."""
+    return request.GET.get("from") == "check"
+
+
+def _render_question_page(
+    request: HttpRequest,
+    assessment_id: int,
+    pages: tuple[page_markup.PageMarkup, ...],
+    number: int,
+    chosen: dict[str, str | None],
+    errors: dict[str, list[str]] | None = None,
+    chosen_on_page: bool = False,
+) -> HttpResponse:
+    """Render a page of questions from its markup, filled with the choices and any errors."""
+    page = pages[number - 1]
     context = {
         "assessment_id": assessment_id,
         "page": page,
         "page_count": len(pages),
-        "returning_to_check": returning_to_check,
-        "chosen_on_page": bool(form.choices()),
-        **page_markup.questions_with_errors(page, chosen=posted, errors=form.errors),
+        "returning_to_check": _returning_to_check(request),
+        "questions_html": page.questions.render(chosen, errors),
+        "error_summary": page.questions.error_summary(errors) if errors else [],
+        "chosen_on_page": chosen_on_page,
     }
     return render(request, "assessments/question_page.html", context)
 

@@ -103,6 +103,25 @@ def test_the_question_markup_is_rendered_once_for_every_page_of_an_attempt(
     assert [page.number for page in renders] == [1, 2]
 
 
+def test_a_page_with_errors_is_the_same_markup_filled_with_the_errors(
+    signed_in, attempt, monkeypatch
+):
+    templates = []
+    real = page_markup.render_to_string
+    monkeypatch.setattr(
+        page_markup,
+        "render_to_string",
+        lambda name, context: templates.append(name) or real(name, context),
+    )
+
+    response = signed_in.post(page_url(attempt), {"continue": ""})
+
+    html = response.content.decode()
+    assert html.count('<div class="field field-error"') == 2
+    assert '<fieldset aria-describedby="id_q1_error">' in html
+    assert templates == [page_markup.QUESTION_ERRORS_TEMPLATE] * 2  # the fieldsets: as cached
+
+
 def test_a_question_page_runs_a_fixed_number_of_queries(
     signed_in, attempt, django_assert_num_queries
 ):
