@@ -96,6 +96,7 @@ def test_the_question_markup_is_rendered_once_for_every_page_of_an_attempt(
         page_markup, "_render_questions_markup", lambda page: renders.append(page) or real(page)
     )
     page_markup.cache.clear()
+    page_markup.RECENT_PAGES.clear()
 
     for number in (1, 2, 1, 2):
         assert signed_in.get(page_url(attempt, number)).status_code == 200
@@ -120,6 +121,29 @@ def test_a_page_with_errors_is_the_same_markup_filled_with_the_errors(
     assert html.count('<div class="field field-error"') == 2
     assert '<fieldset aria-describedby="id_q1_error">' in html
     assert templates == [page_markup.QUESTION_ERRORS_TEMPLATE] * 2  # the fieldsets: as cached
+
+
+def test_the_process_keeps_the_markup_of_the_latest_attempts_only(
+    learner_client, learner, monkeypatch
+):
+    monkeypatch.setattr(page_markup, "RECENT_PAGES_LIMIT", 2)
+    page_markup.RECENT_PAGES.clear()
+    oldest, *latest = [make_attempt(learner, assessment_id=number) for number in (51, 52, 53)]
+    for attempt in (oldest, *latest):
+        learner_client.get(page_url(attempt))
+    page_markup.cache.clear()  # a shared cache may drop entries at any time
+    rendered = []
+    real = page_markup._render_questions_markup
+    monkeypatch.setattr(
+        page_markup, "_render_questions_markup", lambda page: rendered.append(page) or real(page)
+    )
+
+    for attempt in latest:
+        assert "I sleep well" in learner_client.get(page_url(attempt)).content.decode()
+    assert rendered == []
+    assert "I sleep well" in learner_client.get(page_url(oldest)).content.decode()
+    assert len(rendered) == 2  # its two pages, rendered again
+    assert len(page_markup.RECENT_PAGES) == 2
 
 
 def test_a_question_page_runs_a_fixed_number_of_queries(
