@@ -186,7 +186,7 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
     answers = saved_answers(attempt)
     responses = [
         Response(question_id=question.id, answer_id=answers[question.id])
-        for question in attempt.typed_questions
+        for question in attempt.questions
     ]
     try:
         receipt = get_client().submit_assessment(

@@ -103,22 +103,14 @@ class AssessmentAttempt(models.Model):
         }
 
     @cached_property
-    def questions(self) -> list[dict]:
-        """Return the stored questions as JSON, in display order."""
-        # Only for the readers outside this app that still take the stored shape
-        # (learners.privacy's export, portal.demo_cohort); this app reads typed_questions.
-        return self.content.get("questions", [])
-
-    @cached_property
-    def typed_questions(self) -> list[Question]:
+    def questions(self) -> list[Question]:
         """Return the stored questions as the client's types, in display order."""
         return questions_from_json(self.content)
 
     def set_questions(self, questions: list[Question]) -> None:
         """Keep fetched questions as the attempt's content (stored by the next save)."""
         self.content = questions_to_json(questions)
-        for cached in ("questions", "typed_questions"):
-            self.__dict__.pop(cached, None)
+        self.__dict__.pop("questions", None)
 
     @property
     def has_content(self) -> bool:

@@ -100,8 +100,7 @@ def attempt_refresh_content(*, attempt: AssessmentAttempt) -> AssessmentAttempt:
             raise AttemptClosed
         _attempt_store_content(locked, content)
         valid = {
-            question.id: {answer.id for answer in question.answers}
-            for question in locked.typed_questions
+            question.id: {answer.id for answer in question.answers} for question in locked.questions
         }
         stale = [
             answer.pk

@@ -38,7 +38,7 @@ def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
     groups: dict[str, list[PageQuestion]] = {}
     # A page always has a heading (callers that cache pages key them by language).
     untitled = gettext("Questions")
-    for position, question in enumerate(attempt.typed_questions, start=1):
+    for position, question in enumerate(attempt.questions, start=1):
         group = question.group.strip() or untitled
         groups.setdefault(group, []).append(PageQuestion(position, question))
     return [
@@ -147,9 +147,7 @@ def chosen_answer(question: Question, answers: dict[str, str]) -> Answer | None:
 
 def unanswered_questions(attempt: AssessmentAttempt, answers: dict[str, str]) -> list[Question]:
     """Return the questions without a valid saved answer, in display order."""
-    return [
-        question for question in attempt.typed_questions if chosen_answer(question, answers) is None
-    ]
+    return [question for question in attempt.questions if chosen_answer(question, answers) is None]
 
 
 def first_page_to_resume(attempt: AssessmentAttempt, answers: dict[str, str]) -> int | None:

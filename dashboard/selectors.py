@@ -14,7 +14,6 @@ State = AssessmentAttempt.State
 
 # Erased learners keep an anonymous record precisely so that they still count (privacy.py).
 COUNTED_STATUSES = (Learner.Status.ACTIVE, Learner.Status.ERASED)
-OPEN_STATES = (State.AVAILABLE, State.IN_PROGRESS)
 PENDING_DELIVERY_STATES = (State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED)
 
 # Known RiskLevel labels, most worrying first; any other value the upstream sends follows,
@@ -62,7 +61,7 @@ def cohort_headline(filters: CohortFilters) -> Headline:
     attempts = AssessmentAttempt.objects.all()
     if filters.level:
         attempts = attempts.filter(learner__level=filters.level)
-    under_way = Q(state__in=OPEN_STATES) & filters.window("offered_at")
+    under_way = Q(state__in=AssessmentAttempt.OPEN_STATES) & filters.window("offered_at")
     # An attempt waiting for delivery may not have reached the upstream yet: until then its
     # offer is the only date it has.
     waiting = Q(state__in=PENDING_DELIVERY_STATES)
@@ -70,7 +69,8 @@ def cohort_headline(filters: CohortFilters) -> Headline:
         waiting &= filters.window("submitted_at") | (
             Q(submitted_at__isnull=True) & filters.window("offered_at")
         )
-    counts = attempts.filter(state__in=OPEN_STATES + PENDING_DELIVERY_STATES).aggregate(
+    unfinished = AssessmentAttempt.OPEN_STATES + PENDING_DELIVERY_STATES
+    counts = attempts.filter(state__in=unfinished).aggregate(
         in_progress=Count("learner_id", distinct=True, filter=under_way),
         pending_delivery=Count("pk", filter=waiting),
     )

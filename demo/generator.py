@@ -304,7 +304,7 @@ def _attempt_rows(
         started_at = min(offered_at + timedelta(minutes=rng.uniform(1, 4320)), now)
         last_saved_at = min(started_at + timedelta(minutes=rng.uniform(1, 40)), now)
         changed_at = last_saved_at
-    if state not in (State.AVAILABLE, State.IN_PROGRESS):
+    if state not in AssessmentAttempt.OPEN_STATES:
         submitted_at = changed_at = last_saved_at
     if state == State.COMPLETED:
         completed_at = changed_at = min(submitted_at + timedelta(seconds=rng.uniform(1, 30)), now)

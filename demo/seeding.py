@@ -210,14 +210,14 @@ def _choose_answers(attempt: AssessmentAttempt, wellbeing: float, rng) -> dict[s
     scores = _sandbox_answer_scores()
     choices = {}
     for question in attempt.questions:
-        answers = question["answers"]
-        known = [a for a in answers if a["id"] in scores]
+        answers = question.answers
+        known = [a for a in answers if a.id in scores]
         if len(known) < len(answers):  # not the sandbox's bank: any answer will do
-            choices[question["id"]] = rng.choice(answers)["id"]
+            choices[question.id] = rng.choice(answers).id
             continue
         target = wellbeing * 3 + rng.gauss(0, 0.8)
-        best = min(answers, key=lambda a: abs(scores[a["id"]] - target))
-        choices[question["id"]] = best["id"]
+        best = min(answers, key=lambda a: abs(scores[a.id] - target))
+        choices[question.id] = best.id
     return choices
 
 

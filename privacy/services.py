@@ -226,14 +226,14 @@ def _attempt_export(attempt: AssessmentAttempt) -> dict:
     chosen = {answer.question_id: answer for answer in attempt.answers.all()}
     questions = []
     for question in attempt.questions:
-        offered = {option["id"]: option["copy"] for option in question["answers"]}
+        offered = {option.id: option.copy for option in question.answers}
         questions.append(
             {
-                "id": question["id"],
-                "text": question["text"],
-                "group": question["group"],
+                "id": question.id,
+                "text": question.text,
+                "group": question.group,
                 "answers_offered": list(offered.values()),
-                "chosen_answer": _answer_export(chosen.pop(question["id"], None), offered),
+                "chosen_answer": _answer_export(chosen.pop(question.id, None), offered),
             }
         )
     # Answers whose question is no longer in the stored content are still held: list them too.

@@ -294,7 +294,7 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
     for attempt in owner_attempts:
         details.append(attempt.title)
         chosen = dict(attempt.answers.values_list("question_id", "answer_id"))
-        for question in attempt.typed_questions:
+        for question in attempt.questions:
             if question.id in chosen:
                 number = int(question.id.removeprefix("q-"))
                 choice = int(chosen[question.id].rsplit("-", 1)[1])

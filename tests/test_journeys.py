@@ -222,7 +222,7 @@ def upstream_results(upstream, assessment_id: int) -> dict:
 def received_answers(upstream, assessment_id: int, chosen: dict[str, dict]) -> tuple[dict, dict]:
     """Return what the upstream recorded and what the learner chose: question id -> answer id."""
     attempt = AssessmentAttempt.objects.get(assessment_id=assessment_id)
-    question_ids = {f"q{n}": q.id for n, q in enumerate(attempt.typed_questions, start=1)}
+    question_ids = {f"q{n}": q.id for n, q in enumerate(attempt.questions, start=1)}
     given = {question_ids[name]: answer["value"] for name, answer in chosen.items()}
     return upstream.state.offers[assessment_id].answers, given
 

@@ -51,12 +51,12 @@ def test_stored_content_reads_back_as_the_clients_types():
 def test_an_attempt_without_content_has_no_questions():
     attempt = AssessmentAttempt(content={})
 
-    assert attempt.typed_questions == [] and not attempt.has_content
+    assert attempt.questions == [] and not attempt.has_content
 
 
 def test_storing_new_questions_replaces_what_the_attempt_read_before():
     attempt = AssessmentAttempt(content=STORED)
-    assert attempt.typed_questions[0].text == "I sleep well"
+    assert attempt.questions[0].text == "I sleep well"
     newer = Question(
         id="q-new", text="A new question", group="Focus", display_order=1, created=None,
         updated=None, answers=[Answer("a-1", "q-new", 1, "Yes", "")],
@@ -65,4 +65,4 @@ def test_storing_new_questions_replaces_what_the_attempt_read_before():
     attempt.set_questions([newer])
 
     assert attempt.content == questions_to_json([newer])
-    assert attempt.typed_questions == [newer] and attempt.questions[0]["id"] == "q-new"
+    assert attempt.questions == [newer] and attempt.content["questions"][0]["id"] == "q-new"
