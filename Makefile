@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test install lint check-migrations
+.PHONY: run test test-quick install lint check-migrations
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ run: install
 
 test: install
 	$(PY) -m pytest
+
+# The suite without the browser tests (marker `browser`): the quick loop while editing.
+test-quick: install
+	$(PY) -m pytest -m "not browser"
 
 lint: install
 	$(VENV)/bin/ruff check .
