@@ -216,7 +216,7 @@ def _utc_text(moment: datetime | None) -> str:
 
 
 def needs_help_flagged(value: str) -> bool:
-    """Return whether an upstream needs_help value asks for help (spec gap, DESIGN.md s4)."""
+    """Return whether an upstream needs_help value asks for help (spec gap: docs/partner-api.md)."""
     return value.strip().lower() != "no"
 
 

@@ -17,7 +17,7 @@ COUNTED_STATUSES = (Learner.Status.ACTIVE, Learner.Status.ERASED)
 PENDING_DELIVERY_STATES = (State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED)
 
 # Known RiskLevel labels, most worrying first; any other value the upstream sends follows,
-# alphabetically, as given (DESIGN.md section 4).
+# alphabetically, as given (docs/partner-api.md).
 RISK_ORDER = ("high", "moderate", "medium", "low")
 
 

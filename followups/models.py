@@ -9,7 +9,7 @@ from django.utils.translation import gettext, gettext_lazy
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
 
-# The spec does not list the RiskLevel labels (DESIGN.md s4): the ones we know sort by
+# The spec does not list the RiskLevel labels (docs/partner-api.md): the ones we know sort by
 # severity, anything else sorts after them and is shown as given.
 RISK_RANKS = {"high": 3, "moderate": 2, "medium": 2, "low": 1}
 

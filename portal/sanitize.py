@@ -1,4 +1,4 @@
-"""Clean upstream HTML fragments under one allowlist (DESIGN.md section 6).
+"""Clean upstream HTML fragments under one allowlist (docs/partner-api.md, "Upstream HTML").
 
 This is the only module that imports bleach. bleach is in maintenance-only mode, so the
 policy is kept small and in one place, ready to move to nh3; the Content-Security-Policy

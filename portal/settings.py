@@ -230,7 +230,7 @@ LOGGING = {
 
 # Content-Security-Policy (django-csp 4.x). No 'unsafe-inline' anywhere: templates hold no
 # inline <script> or <style>, no on...= handlers and no style="..." attributes; scripts and
-# styles come from static files only. Sanitized upstream HTML (DESIGN.md section 6) is the
+# styles come from static files only. Sanitized upstream HTML (docs/partner-api.md) is the
 # first wall, this policy the second. The Django admin needs no relaxation: its scripts are
 # all files and its one inline <style> (change lists with every action bar turned off) is not
 # used here, so a ModelAdmin must not set both actions_on_top and actions_on_bottom False.

@@ -1,4 +1,4 @@
-"""Who may see which page: every URL of the portal, for every role (DESIGN.md section 7)."""
+"""Who may see which page: every URL of the portal, for every role (docs/architecture.md)."""
 
 import re
 from dataclasses import dataclass, fields

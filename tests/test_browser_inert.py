@@ -34,7 +34,7 @@ API_PREFIX = "/plapi/v1/partners"
 FIRST_RESULTS_ID = 8100
 QUESTIONS_ID = 8199
 SETTLE_MS = 150  # time for image errors, animations, autofocus and the like to fire
-# Elements the sanitized HTML may hold (DESIGN.md section 6).
+# Elements the sanitized HTML may hold (docs/partner-api.md).
 ALLOWED_IN_UPSTREAM_HTML = ["p", "ul", "ol", "li", "strong", "em", "b", "i", "br", "a"]
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

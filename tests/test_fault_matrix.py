@@ -80,7 +80,7 @@ EXPECTED_MESSAGE = {
 CREATED_UPSTREAM_ANYWAY = {"processed_500", "missing_field", "non_json processed"}
 
 # Faults that should change nothing for the person: a submission the upstream recorded whose
-# reply lacks its `status` (the portal relies on no status text, DESIGN.md s4) is a success.
+# reply lacks its `status` (the portal relies on no status text, docs/partner-api.md) is a success.
 HARMLESS = {("submit-assessment", "missing_field")}
 
 REGISTRATION = {

@@ -1,4 +1,4 @@
-"""The upstream HTML policy (DESIGN.md section 6): what `sanitize_html` keeps, strips and drops."""
+"""The upstream HTML policy (docs/partner-api.md): what `sanitize_html` keeps, strips and drops."""
 
 import json
 import re

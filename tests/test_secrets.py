@@ -388,7 +388,7 @@ def test_a_full_journey_says_no_secret_anywhere(
 @pytest.mark.django_db
 def test_the_admin_never_shows_the_upstream_learner_id(capture, staff_member, superuser, upstream):
     # The learner id is, with the API key, what the upstream takes as a learner's credentials
-    # (DESIGN.md section 3: never in logs, exception messages or pages).
+    # (docs/partner-api.md: never in logs, exception messages or pages).
     staff_client = signed_in(capture, staff_member.username, PASSWORD)
     learner = register(staff_client, "ida.identity")
     admin_client = signed_in(capture, superuser.username, PASSWORD)
