@@ -207,15 +207,26 @@ AUDIT_TRUST_X_FORWARDED_FOR = env.bool("AUDIT_TRUST_X_FORWARDED_FOR", default=Fa
 
 DEFAULT_EXCEPTION_REPORTER_FILTER = "portal.error_reports.AlwaysSafeExceptionReporterFilter"
 
+# Every app of the portal logs to the console at PORTAL_LOG_LEVEL (a new app joins this list).
+LOGGED_APPS = (
+    "portal",
+    "audit",
+    "assessments",
+    "learners",
+    "imports",
+    "dashboard",
+    "followups",
+    "privacy",
+    "demo",
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
-        "portal": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")},
-        "learners": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")},
-        "assessments": {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")},
+        app: {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")}
+        for app in LOGGED_APPS
     },
 }
 
