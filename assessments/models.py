@@ -215,6 +215,17 @@ def _utc_text(moment: datetime | None) -> str:
     return moment.astimezone(UTC).isoformat() if moment.tzinfo else f"{moment.isoformat()}+00:00"
 
 
+# The spec does not list the RiskLevel labels (docs/partner-api.md). The ones we know, most
+# worrying first, with their severity ("moderate" and "medium" are one level under two names);
+# any other label is shown as given and sorts after them.
+RISK_LEVELS = {"high": 3, "moderate": 2, "medium": 2, "low": 1}
+
+
+def risk_rank(risk_level: str) -> int:
+    """Return how severe a RiskLevel label is for sorting (0 when the label is unknown)."""
+    return RISK_LEVELS.get(risk_level.strip().lower(), 0)
+
+
 def needs_help_flagged(value: str) -> bool:
     """Return whether an upstream needs_help value asks for help (spec gap: docs/partner-api.md)."""
     return value.strip().lower() != "no"

@@ -6,7 +6,7 @@ from datetime import datetime
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
-from assessments.models import AssessmentAttempt, AssessmentResult
+from assessments.models import RISK_LEVELS, AssessmentAttempt, AssessmentResult
 from dashboard.models import LATEST, CohortNeedsHelp, CohortResult
 from learners.models import Learner
 
@@ -16,9 +16,9 @@ State = AssessmentAttempt.State
 COUNTED_STATUSES = (Learner.Status.ACTIVE, Learner.Status.ERASED)
 PENDING_DELIVERY_STATES = (State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED)
 
-# Known RiskLevel labels, most worrying first; any other value the upstream sends follows,
-# alphabetically, as given (docs/partner-api.md).
-RISK_ORDER = ("high", "moderate", "medium", "low")
+# Known RiskLevel labels, most worrying first (assessments.models.RISK_LEVELS); any other value
+# the upstream sends follows, alphabetically, as given (docs/partner-api.md).
+RISK_ORDER = tuple(RISK_LEVELS)
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,8 @@ class _TableWriter:
 def _followup_support() -> tuple[type, type, Callable, Callable, Callable] | None:
     """Return the follow-up models and rules when the followups app provides them."""
     try:
-        from followups.models import FollowUp, FollowUpArea, risk_rank
+        from assessments.models import risk_rank
+        from followups.models import FollowUp, FollowUpArea
         from followups.services import followup_due_date
     except ImportError:
         return None

@@ -9,16 +9,6 @@ from django.utils.translation import gettext, gettext_lazy
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
 
-# The spec does not list the RiskLevel labels (docs/partner-api.md): the ones we know sort by
-# severity, anything else sorts after them and is shown as given.
-RISK_RANKS = {"high": 3, "moderate": 2, "medium": 2, "low": 1}
-
-
-def risk_rank(risk_level: str) -> int:
-    """Return how severe a RiskLevel label is for sorting (0 when the label is unknown)."""
-    return RISK_RANKS.get(risk_level.strip().lower(), 0)
-
-
 # Open means not resolved (the queue's default); kept in one place for the partial indexes.
 OPEN = ~models.Q(status="resolved")
 

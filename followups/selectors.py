@@ -8,8 +8,9 @@ from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from assessments.models import risk_rank
 from followups.models import OPEN as OPEN_ITEMS
-from followups.models import FollowUp, FollowUpArea, risk_rank
+from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
 from portal.access import STAFF_GROUP
 

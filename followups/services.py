@@ -9,10 +9,15 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from assessments.models import AssessmentAttempt, AssessmentResult, needs_help_flagged
+from assessments.models import (
+    AssessmentAttempt,
+    AssessmentResult,
+    needs_help_flagged,
+    risk_rank,
+)
 from audit.models import AuditEvent
 from audit.services import audit_record
-from followups.models import FollowUp, FollowUpArea, FollowUpNote, risk_rank
+from followups.models import FollowUp, FollowUpArea, FollowUpNote
 from learners.models import Learner
 from portal.access import is_staff_member
 

@@ -9,9 +9,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, risk_rank
 from demo.generator import generate_cohort
-from followups.models import FollowUp, risk_rank
+from followups.models import FollowUp
 from followups.services import flagged_area_names, followup_due_date
 from learners import views
 from learners.models import Learner, Level
