@@ -76,6 +76,7 @@ from portal.partner_api.resilience import (
     check_breaker_settings,
     existing_breaker,
     reset_circuit_breakers,
+    status_of,
 )
 from portal.partner_api.transport import (
     SUBMIT_TEXT_BODY_LIMIT,
@@ -133,6 +134,7 @@ __all__ = [
     "remove_call_listener",
     "remove_circuit_listener",
     "reset_circuit_breakers",
+    "status_of",
     "upstream_status",
     # The assumptions, defaults and limits, readable here as they were before the package.
     "API_KEY_HEADER",
