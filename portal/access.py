@@ -20,7 +20,8 @@ def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
     if user.is_superuser:
         return True
     # A learner's account is never staff, whatever its groups: a child's sign-in must not
-    # open other children's records. The learner comes with the user (portal.auth.get_user).
+    # open other children's records. The learner comes with the user
+    # (portal.auth.CaseInsensitiveModelBackend.get_user).
     if learner_account(user) is not None:
         return False
     # Asked by the view's decorator and again by every template: one query per request.
