@@ -155,9 +155,9 @@ def main() -> int:
 
             rows += export.rows()
         if "import" in parts:
-            from bench import imports
+            from bench import bulk
 
-            rows += imports.rows(latency_ms=CREATE_LATENCY_MS, count=args.import_rows)
+            rows += bulk.rows(latency_ms=CREATE_LATENCY_MS, count=args.import_rows)
         if "pages" in parts:
             from bench import pages
 
