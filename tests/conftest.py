@@ -1,15 +1,13 @@
 """Shared fixtures: a few named people, and the sandbox upstream over real HTTP."""
 
 import os
-from datetime import date
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.cache import cache
 
-from learners.models import Learner, Level
-from portal.access import STAFF_GROUP
+from learners.models import Learner
 from portal.partner_api import (
     add_call_listener,
     add_circuit_listener,
@@ -19,8 +17,7 @@ from portal.partner_api import (
 )
 from portal.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
-
-PASSWORD = "correct-horse-battery"
+from tests.factories import PASSWORD, make_learner, make_staff
 
 
 @pytest.fixture(autouse=True)
@@ -66,29 +63,12 @@ def immediate_tasks(settings):
 @pytest.fixture
 def staff(db) -> User:
     """A member of the partner's staff."""
-    user = User.objects.create_user("sam.staff", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    return user
+    return make_staff("sam.staff")
 
 
 @pytest.fixture
 def superuser(db) -> User:
     return User.objects.create_superuser("root.admin", password=PASSWORD)
-
-
-def make_learner(username: str, upstream_user_id: str) -> Learner:
-    """Create an active learner with a sign-in account, as registration leaves it."""
-    user = User.objects.create_user(username, password=PASSWORD)
-    return Learner.objects.create(
-        user=user,
-        username=username,
-        first_name=username.split(".")[0].title(),
-        last_name="Pupil",
-        dob=date(2010, 5, 17),
-        level=Level.SECONDARY,
-        upstream_user_id=upstream_user_id,
-        status=Learner.Status.ACTIVE,
-    )
 
 
 @pytest.fixture

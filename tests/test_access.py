@@ -19,7 +19,7 @@ from imports.models import ImportJob
 from learners.models import Learner
 from portal.access import STAFF_GROUP
 from portal.partner_api import Answer, Question
-from tests.conftest import make_learner
+from tests.factories import make_learner
 
 State = AssessmentAttempt.State
 

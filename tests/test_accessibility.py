@@ -14,12 +14,22 @@ from axe_playwright_python.sync_playwright import Axe
 from django.urls import Resolver404, resolve
 
 from assessments.models import AttemptAnswer
-from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
-from tests.test_bulk_registration import HEADER, good_rows
-from tests.test_dashboard import cohort_learner, completed
-from tests.test_followups import flagged
-from tests.test_page_rendering import make_attempt, make_result, page_url
-from tests.test_registration import VALID
+from tests.conftest import browser_sign_in, make_last_resort_pages_reachable
+from tests.factories import (
+    GOOD_PASSWORD,
+    HEADER,
+    PASSWORD,
+    VALID,
+    cohort_learner,
+    completed,
+    flagged,
+    good_rows,
+    make_attempt,
+    make_result,
+    mid_way,
+    upload_file,
+)
+from tests.test_page_rendering import page_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -431,7 +441,6 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
 
     from imports.models import ImportJob, ImportRow
     from imports.services import import_job_create_from_csv
-    from tests.test_bulk_registration import GOOD_PASSWORD, mid_way, upload_file
 
     base = live_server.url
     page = sign_in(browser, live_server, staff, viewport)

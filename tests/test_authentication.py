@@ -13,7 +13,7 @@ from django.test import Client
 
 from audit.models import AuditEvent
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from tests.conftest import PASSWORD, make_learner
+from tests.factories import PASSWORD, make_learner
 
 LOGIN = "/accounts/login/"
 HOME = "192.0.2.10"  # the learner's classroom

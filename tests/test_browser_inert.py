@@ -27,7 +27,7 @@ import responses
 
 from assessments.models import AssessmentAttempt, AssessmentResult
 from portal.sanitize import sanitize_html
-from tests.conftest import PASSWORD, make_learner
+from tests.factories import PASSWORD, make_learner
 from tests.test_sanitize import HOSTILE
 
 API_PREFIX = "/plapi/v1/partners"

@@ -5,7 +5,7 @@ import io
 import threading
 import time
 import tracemalloc
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -24,22 +24,8 @@ from learners.models import Learner
 from learners.registration import registration_failure
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from tests.conftest import browser_sign_in
+from tests.factories import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
 from tests.workers import run_db_worker
-
-HEADER = "username,password,dob,email,first_name,last_name,level"
-GOOD_PASSWORD = "plum-kettle-river-42"
-
-
-def upload_file(text: str, name: str = "learners.csv", *, bom: bool = False) -> SimpleUploadedFile:
-    data = text.encode("utf-8")
-    return SimpleUploadedFile(name, (b"\xef\xbb\xbf" if bom else b"") + data, "text/csv")
-
-
-def good_rows(count: int, prefix: str = "pupil", password: str = GOOD_PASSWORD) -> str:
-    return "".join(
-        f"{prefix}{n},{password},2010-0{n % 9 + 1}-1{n % 9},,Pat{n},Lee,LOA_PARTNER_LEVEL2\n"
-        for n in range(count)
-    )
 
 
 def checked_file(staff, count: int) -> ImportJob:
@@ -47,28 +33,6 @@ def checked_file(staff, count: int) -> ImportJob:
     return import_job_create_from_csv(
         file=upload_file(HEADER + "\n" + good_rows(count)), created_by=staff
     )
-
-
-def mid_way(
-    job: ImportJob, *, runner: str = "live", reason: str = "The service said no."
-) -> tuple[datetime, list[int]]:
-    """Put a checked job mid-run, 50 s in, its worker alive: 4 rows registered, 1 failed with
-    reason, 1 being sent, the rest waiting. Return the time it used and the sendable rows."""
-    now = timezone.now()
-    ImportJob.objects.filter(pk=job.pk).update(
-        state=ImportJob.State.RUNNING,
-        confirmed_at=now,
-        started_at=now - timedelta(seconds=50),
-        runner=runner,
-        heartbeat_at=now + timedelta(minutes=5),  # alive: a page does not resume it
-    )
-    rows = list(
-        job.rows.exclude(state="invalid").order_by("row_number").values_list("pk", flat=True)
-    )
-    ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
-    ImportRow.objects.filter(pk=rows[4]).update(state="failed", reason=reason)
-    ImportRow.objects.filter(pk=rows[5]).update(state="sending")
-    return now, rows
 
 
 def upload(client: Client, text: str, **kwargs):

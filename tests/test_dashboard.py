@@ -1,105 +1,25 @@
 """The cohort dashboard: counts by event date, latest results, small groups, charts, queries."""
 
 import re
-from datetime import datetime, timedelta
-from decimal import Decimal
+from datetime import timedelta
 from html import unescape as html_text
-from itertools import count
-from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.signals import result_stored
-from dashboard.cohort import cohort_rebuild, cohort_refresh
+from dashboard.cohort import cohort_rebuild
 from dashboard.disclosure import protect_parts
 from dashboard.models import CohortResult
 from dashboard.selectors import CohortFilters, risk_distribution
 from learners.models import Learner, Level
 from privacy.services import learner_erase
+from tests.factories import at, attempt, cohort_learner, completed
 from tests.journeys import attempt_url, ready_to_send, register_pupil
 
 State = AssessmentAttempt.State
-LONDON = ZoneInfo("Europe/London")
-_ids = count(1)
-
-
-def at(day: str, hour: int = 12) -> datetime:
-    """Return noon (or the hour given) of an ISO date, London time."""
-    return datetime.fromisoformat(day).replace(hour=hour, tzinfo=LONDON)
-
-
-def cohort_learner(
-    *, level: str = Level.SECONDARY, registered: str = "2026-09-01", name: str = ""
-) -> Learner:
-    """Create an active learner registered on a given day."""
-    number = next(_ids)
-    username = name or f"pupil{number}"
-    learner = Learner.objects.create(
-        user=User.objects.create_user(username),
-        username=username,
-        first_name=username.title(),
-        last_name="Pupil",
-        level=level,
-        upstream_user_id=f"u-{username}",
-        status=Learner.Status.ACTIVE,
-    )
-    Learner.objects.filter(pk=learner.pk).update(registered_at=at(registered))
-    return learner
-
-
-def attempt(
-    learner: Learner,
-    *,
-    state: str,
-    offered: str = "2026-09-02",
-    submitted: str | None = None,
-    completed: str | None = None,
-    title: str = "Study skills",
-) -> AssessmentAttempt:
-    """Create an attempt in a state, with its dates."""
-    made = AssessmentAttempt.objects.create(
-        learner=learner, assessment_id=next(_ids), state=state, title=title
-    )
-    AssessmentAttempt.objects.filter(pk=made.pk).update(
-        offered_at=at(offered),
-        submitted_at=at(submitted) if submitted else None,
-        completed_at=at(completed) if completed else None,
-    )
-    made.refresh_from_db()
-    return made
-
-
-def completed(
-    learner: Learner,
-    day: str,
-    *,
-    risk: str = "HIGH",
-    score: str = "40",
-    areas: dict[str, str] | None = None,
-    hour: int = 12,
-    title: str = "Study skills",
-    count_it: bool = True,
-) -> AssessmentResult:
-    """Create a completed attempt on a day with its results and focus areas."""
-    done = attempt(learner, state=State.COMPLETED, offered=day, submitted=day, title=title)
-    AssessmentAttempt.objects.filter(pk=done.pk).update(completed_at=at(day, hour))
-    result = AssessmentResult.objects.create(
-        attempt=done, loa_score=Decimal(score), risk_level=risk
-    )
-    AssessmentResult.objects.filter(pk=result.pk).update(received_at=at(day, hour))
-    if areas is None:
-        areas = {"Time management": "yes", "Sleep": "no"}
-    FocusArea.objects.bulk_create(
-        FocusArea(result=result, name=name, needs_help=value, questions_count=3, position=i)
-        for i, (name, value) in enumerate(areas.items())
-    )
-    if count_it:
-        # What the result_stored receiver does when delivery stores a result.
-        cohort_refresh(learner_ids=[learner.pk])
-    return result
 
 
 @pytest.fixture

@@ -14,7 +14,9 @@ from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from audit.models import AuditEvent
 from learners.models import Learner, Level
 from privacy.services import learner_erase
-from tests.test_dashboard import State, cohort_learner, completed
+from tests.factories import cohort_learner, completed
+
+State = AssessmentAttempt.State
 
 
 def rows_of(response) -> list[dict[str, str]]:

@@ -3,17 +3,15 @@
 import importlib
 import re
 from datetime import timedelta
-from decimal import Decimal
 
 import pytest
 from django.apps import apps as django_apps
-from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from assessments.delivery import attempt_submit
-from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
+from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.signals import result_stored
 from audit.models import AuditEvent
 from followups.models import FollowUp, FollowUpNote
@@ -23,56 +21,20 @@ from followups.services import (
     followups_open_missing,
 )
 from learners.models import Learner, Level
-from portal.access import STAFF_GROUP
 from privacy.services import learner_erase
-from tests.conftest import PASSWORD, make_learner
+from tests.factories import (
+    FOCUS,
+    SLEEP,
+    STRESS,
+    complete_attempt,
+    flagged,
+    make_learner,
+    make_staff,
+)
 from tests.journeys import ready_to_send, register_pupil
 
 State = AssessmentAttempt.State
 Status = FollowUp.Status
-
-SLEEP, FOCUS, STRESS = "SLEEP & TIREDNESS", "FOCUS & ATTENTION", "STRESS & STRAIN"
-
-_assessment_ids = iter(range(9000, 99999))
-
-
-def complete_attempt(
-    learner: Learner,
-    areas: dict[str, str],
-    *,
-    risk_level: str = "MODERATE",
-    signal: bool = True,
-) -> AssessmentResult:
-    """Store a completed attempt and its results as delivery does, signal included."""
-    attempt = AssessmentAttempt.objects.create(
-        learner=learner,
-        assessment_id=next(_assessment_ids),
-        title="Study habits check",
-        state=State.COMPLETED,
-        completed_at=timezone.now(),
-    )
-    result = AssessmentResult.objects.create(
-        attempt=attempt, loa_score=Decimal("48.5"), risk_level=risk_level
-    )
-    for position, (name, needs_help) in enumerate(areas.items()):
-        FocusArea.objects.create(
-            result=result, name=name, needs_help=needs_help, questions_count=4, position=position
-        )
-    if signal:
-        result_stored.send(sender=AssessmentResult, result=result)
-    return result
-
-
-def flagged(learner: Learner, *areas: str, **kwargs) -> FollowUp:
-    """Complete an attempt of the learner needing help in `areas`; return its item."""
-    result = complete_attempt(learner, {**{a: "yes" for a in areas}, "MEMORY": "no"}, **kwargs)
-    return FollowUp.objects.get(attempt=result.attempt)
-
-
-def make_staff(username: str) -> User:
-    user = User.objects.create_user(username, password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    return user
 
 
 def item_links(page: str) -> list[str]:

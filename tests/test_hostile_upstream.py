@@ -1304,15 +1304,13 @@ def _single_value_callbacks(mock: responses.RequestsMock, base_url: str) -> None
 
 
 def _take_every_assessment(run: SingleValueRun, base_url: str) -> None:
-    from django.contrib.auth.models import Group, User
+    from django.contrib.auth.models import User
     from django.test import Client
 
-    from portal.access import STAFF_GROUP
-    from tests.conftest import make_learner
+    from tests.factories import make_learner, make_staff
 
     learner = make_learner("vera.vectors", "u-vera")
-    staff = User.objects.create_user("stan.single")
-    staff.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    staff = make_staff("stan.single", password=None)
     clients = {"learner": Client(), "staff": Client(), "admin": Client()}
     clients["learner"].force_login(learner.user)
     clients["staff"].force_login(staff)

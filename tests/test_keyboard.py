@@ -11,7 +11,7 @@ import pytest
 
 from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD
 from tests.journeys import LEARNER_PASSWORD, register_pupil
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -2,7 +2,10 @@
 
 import re
 
-from tests.test_dashboard import State, attempt, cohort_learner, completed
+from assessments.models import AssessmentAttempt
+from tests.factories import attempt, cohort_learner, completed
+
+State = AssessmentAttempt.State
 
 
 def trend_section(response) -> str:

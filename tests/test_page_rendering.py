@@ -1,54 +1,16 @@
 """The learner's question and results pages: rendered once, cheap to serve, same markup."""
 
-from decimal import Decimal
-
 import pytest
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from assessments import page_markup
 from assessments.content import questions_to_json
-from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from assessments.models import AssessmentAttempt, AttemptAnswer
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from portal.partner_api import Answer, Question
+from tests.factories import make_attempt, make_result, question
 
 State = AssessmentAttempt.State
-
-
-def question(qid: str, group: str, text: str, order: int, copies=("Never", "Often")) -> Question:
-    return Question(
-        id=qid,
-        text=text,
-        group=group,
-        display_order=order,
-        created=None,
-        updated=None,
-        answers=[
-            Answer(id=f"{qid}-a{n}", question_id=qid, display_order=n, copy=copy, icon="often")
-            for n, copy in enumerate(copies, start=1)
-        ],
-    )
-
-
-CONTENT = questions_to_json(
-    [
-        question("q-sleep", "Sleep", "I sleep well", 1),
-        question("q-wake", "Sleep", "I wake up rested", 2),
-        question("q-notes", "Study", "I keep notes", 3),
-    ]
-)
-
-
-def make_attempt(learner, *, assessment_id=41, state=State.IN_PROGRESS, content=CONTENT):
-    return AssessmentAttempt.objects.create(
-        learner=learner,
-        assessment_id=assessment_id,
-        title="Study skills check",
-        content=content,
-        session="700",
-        state=state,
-        state_changed_at=timezone.now(),
-    )
 
 
 def page_url(attempt, number=1) -> str:
@@ -231,21 +193,6 @@ def test_another_learners_attempt_is_not_found(client, other_learner, attempt):
     client.force_login(other_learner.user)
 
     assert client.get(page_url(attempt)).status_code == 404
-
-
-def make_result(attempt) -> AssessmentResult:
-    result = AssessmentResult.objects.create(
-        attempt=attempt,
-        loa_score=Decimal("61.50"),
-        risk_level="Medium",
-        trait_title="The <planner>",
-        trait_copy="You like lists.",
-        trait_tips_html="<ol><li>Sleep more</li></ol>",
-    )
-    FocusArea.objects.create(result=result, name="SLEEP", needs_help="yes", questions_count=2)
-    FocusArea.objects.create(result=result, name="FOCUS", needs_help="no", questions_count=3)
-    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=State.COMPLETED)
-    return result
 
 
 def section(response) -> str:

@@ -20,7 +20,7 @@ from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
 from privacy.services import ErasureDeferred, learner_erase, learner_export
-from tests.conftest import PASSWORD, make_learner
+from tests.factories import PASSWORD, make_learner
 
 State = AssessmentAttempt.State
 

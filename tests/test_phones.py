@@ -25,11 +25,20 @@ from pathlib import Path
 import pytest
 
 from imports.services import import_job_create_from_csv
-from tests.conftest import PASSWORD, browser_sign_in, make_last_resort_pages_reachable
-from tests.test_bulk_registration import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
-from tests.test_dashboard import completed
-from tests.test_followups import SLEEP, flagged
-from tests.test_page_rendering import make_attempt, make_result
+from tests.conftest import browser_sign_in, make_last_resort_pages_reachable
+from tests.factories import (
+    GOOD_PASSWORD,
+    HEADER,
+    PASSWORD,
+    SLEEP,
+    completed,
+    flagged,
+    good_rows,
+    make_attempt,
+    make_result,
+    mid_way,
+    upload_file,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,16 +8,8 @@ import responses
 from django.contrib.auth.models import User
 
 from learners.models import Learner
+from tests.factories import PASSWORD, VALID, make_learner
 
-VALID = {
-    "username": "nina.new",
-    "password": "Quiet-Library-Hours-7",
-    "dob": "2009-03-27",
-    "email": "nina@example.org",
-    "first_name": "Nina",
-    "last_name": "New",
-    "level": "LOA_PARTNER_LEVEL2",
-}
 CREATE_URL = "http://127.0.0.1:8001/plapi/v1/partners/users/create-learner"
 
 
@@ -143,8 +135,6 @@ def test_the_learner_list_filters_by_level(staff_client, learner, other_learner)
 
 
 def test_the_learner_list_pages_by_25(staff_client, db):
-    from tests.conftest import make_learner
-
     for number in range(30):
         make_learner(f"pupil{number:02d}.x", f"u-{number}")
     first = staff_client.get("/learners/").content.decode()
@@ -163,8 +153,6 @@ def test_the_learner_list_finds_a_full_name(staff_client, learner, other_learner
 
 
 def test_a_learner_signs_in_whatever_the_case_of_their_username(client, learner):
-    from tests.conftest import PASSWORD
-
     response = client.post("/accounts/login/", {"username": "LEE.Learner", "password": PASSWORD})
     assert response.status_code == 302
     assert client.get("/").url == "/me/"

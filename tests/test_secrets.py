@@ -24,7 +24,7 @@ import pytest
 import responses
 from django.apps import apps
 from django.contrib import admin
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.contrib.messages.storage.cookie import CookieStorage, MessageSerializer
 from django.contrib.sessions.models import Session
 from django.core import signing
@@ -34,10 +34,9 @@ from django.views.debug import ExceptionReporter
 
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
-from portal.access import STAFF_GROUP
 from sandbox.faults import ENDPOINTS  # the five endpoints of the spec
 from sandbox.server import start_sandbox
-from tests.conftest import PASSWORD
+from tests.factories import PASSWORD, make_staff
 
 API_KEY = "pk-live-7Q2xV9-kept-SECRET-83"
 LEARNER_PASSWORD = "Quiet-Harbour-Lantern-58"
@@ -215,9 +214,7 @@ def mocked_upstream(settings):
 
 @pytest.fixture
 def staff_member(db) -> User:
-    user = User.objects.create_user("sally.secrets", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    return user
+    return make_staff("sally.secrets")
 
 
 def signed_in(capture: Capture, username: str, password: str) -> RecordingClient:

@@ -5,7 +5,7 @@ import logging
 from datetime import date, timedelta
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from portal.access import STAFF_GROUP
 from portal.partner_api import get_client
-from tests.conftest import make_learner
+from tests.factories import make_learner, make_staff
 
 State = AssessmentAttempt.State
 
@@ -26,9 +26,7 @@ COHORT = 16
 @pytest.fixture
 def demo_staff_user(db) -> User:
     """The account `manage.py demo_staff` creates before `make run` seeds the demo."""
-    user = User.objects.create_user(demo_staff.DEMO_USERNAME, password="not-used-here")
-    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    return user
+    return make_staff(demo_staff.DEMO_USERNAME, password="not-used-here")
 
 
 def seed(**options) -> str:

@@ -26,7 +26,7 @@ from assessments.models import AssessmentAttempt
 from imports.models import ImportJob
 from imports.run import _thread
 from portal.models import UpstreamFailure
-from tests.conftest import make_learner
+from tests.factories import make_learner
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
