@@ -142,28 +142,3 @@ def browser():
             )
             yield chromium
             chromium.close()
-
-
-def browser_sign_in(page, base_url: str, username: str, password: str = PASSWORD) -> None:
-    """Sign in through the login form, as a person would, and wait for the next page."""
-    page.goto(base_url + "/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
-
-
-def make_last_resort_pages_reachable(monkeypatch) -> None:
-    """Make "Check for results" meet an upstream failure no view expects (the 503 page) and
-    "Try sending them now" crash (the 500 page), so browser tests can reach both pages."""
-    from assessments import delivery
-    from portal.partner_api import PartnerApiServerError
-
-    def refuse(**kwargs):
-        raise PartnerApiServerError("results", status=500)
-
-    def crash(**kwargs):
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(delivery, "attempt_fetch_results", refuse)
-    monkeypatch.setattr(delivery, "attempt_deliver", crash)

@@ -20,7 +20,13 @@ def register_pupil(staff, username: str = "pia.pupil") -> Learner:
 
 
 def attempt_url(attempt: AssessmentAttempt, tail: str = "") -> str:
+    """Return the address of the attempt's pages, with `tail` (such as "check/") after it."""
     return f"/me/assessments/{attempt.assessment_id}/{tail}"
+
+
+def page_url(attempt: AssessmentAttempt, number: int = 1) -> str:
+    """Return the address of one question page of the attempt."""
+    return f"/me/assessments/{attempt.assessment_id}/page/{number}/"
 
 
 def answer_pages(client: Client, attempt: AssessmentAttempt, choice: int = 0, upto=None) -> None:

@@ -8,7 +8,7 @@ import pytest
 import responses
 from django.contrib.auth.models import Group, User
 from django.test import Client
-from django.urls import URLResolver, get_resolver, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from assessments.content import questions_to_json
@@ -20,6 +20,7 @@ from learners.models import Learner
 from portal.access import STAFF_GROUP
 from portal.partner_api import Answer, Question
 from tests.factories import make_learner
+from tests.portal_urls import portal_urls
 
 State = AssessmentAttempt.State
 
@@ -150,27 +151,6 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, "-> /operations/", "-> /operations/"),
     },
 }
-
-
-def portal_urls() -> list[tuple[str, list[str]]]:
-    """Return each URL pattern's name and path parameters, walking the whole URLconf."""
-    found: list[tuple[str, list[str]]] = []
-
-    def walk(patterns, namespace: str, params: list[str]) -> None:
-        for entry in patterns:
-            names = params + list(entry.pattern.regex.groupindex)
-            if isinstance(entry, URLResolver):
-                if str(entry.pattern) == "admin/":
-                    continue  # Django's own pages, checked by the admin tests below
-                inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-                walk(entry.url_patterns, inner, names)
-            elif entry.name:
-                found.append((f"{namespace}{entry.name}", names))
-            else:
-                found.append((f"<unnamed {namespace}{entry.pattern}>", names))
-
-    walk(get_resolver().url_patterns, "", [])
-    return found
 
 
 def answer_copy(assessment_id: int, question: int, choice: int) -> str:

@@ -14,7 +14,7 @@ from axe_playwright_python.sync_playwright import Axe
 from django.urls import Resolver404, resolve
 
 from assessments.models import AttemptAnswer
-from tests.conftest import browser_sign_in, make_last_resort_pages_reachable
+from tests.browsing import browser_sign_in, make_last_resort_pages_reachable
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
@@ -29,7 +29,8 @@ from tests.factories import (
     mid_way,
     upload_file,
 )
-from tests.test_page_rendering import page_url
+from tests.journeys import page_url
+from tests.portal_urls import portal_urls
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -649,8 +650,6 @@ def test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason(request):
     The check of what was reached needs every other test of this module to have run first
     (pytest runs them in file order): with `-k` or a single test, only the lists are checked.
     """
-    from tests.test_access import portal_urls
-
     names = {name for name, _params in portal_urls()}
     assert not set(NOT_A_PAGE) - names, f"excluded but gone: {set(NOT_A_PAGE) - names}"
     pages = names - set(NOT_A_PAGE)

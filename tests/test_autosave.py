@@ -9,7 +9,7 @@ from django.test import Client
 from assessments.models import AssessmentAttempt
 from assessments.taking import PageQuestion, question_pages
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from tests.conftest import browser_sign_in
+from tests.browsing import browser_sign_in
 from tests.journeys import LEARNER_PASSWORD, attempt_url, register_pupil
 
 State = AssessmentAttempt.State

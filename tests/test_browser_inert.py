@@ -28,7 +28,7 @@ import responses
 from assessments.models import AssessmentAttempt, AssessmentResult
 from portal.sanitize import sanitize_html
 from tests.factories import PASSWORD, make_learner
-from tests.test_sanitize import HOSTILE
+from tests.hostile import HOSTILE
 
 API_PREFIX = "/plapi/v1/partners"
 FIRST_RESULTS_ID = 8100

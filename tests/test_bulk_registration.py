@@ -23,7 +23,7 @@ from imports.services import import_job_create_from_csv
 from learners.models import Learner
 from learners.registration import registration_failure
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
-from tests.conftest import browser_sign_in
+from tests.browsing import browser_sign_in
 from tests.factories import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
 from tests.workers import run_db_worker
 

@@ -26,7 +26,7 @@ from assessments.models import (
     fit,
 )
 from portal.icons import KNOWN_ICONS
-from tests.test_sanitize import HOSTILE, assert_no_active_content
+from tests.hostile import HOSTILE, assert_no_active_content
 
 DATA = Path(__file__).parent / "data" / "hostile"
 API_PREFIX = "/plapi/v1/partners"
@@ -942,7 +942,7 @@ def test_an_out_of_range_value_from_the_upstream_never_breaks_a_page(
 
 # Every vector of the corpus in every field ---------------------------------------------------
 #
-# tests/data/hostile_vectors.json (see tests/test_sanitize.py) goes through every upstream field:
+# tests/data/hostile_vectors.json (loaded by tests/hostile.py) goes through every upstream field:
 # plain-text fields must show each vector as text, the HTML fields must store and show nothing
 # active, and `Icon` must show nothing but a known icon or an https image. To stay fast, a
 # field that is a list (questions, answers, focus areas) carries the whole corpus in one reply,

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from assessments.models import AssessmentAttempt
-from tests.conftest import browser_sign_in
+from tests.browsing import browser_sign_in
 from tests.factories import PASSWORD
 from tests.journeys import LEARNER_PASSWORD, register_pupil
 from tests.workers import db_worker_running

@@ -1,9 +1,10 @@
 """Every page is served whole by the portal itself, and stays small enough for a slow phone.
 
-The pages and states are those of tests/test_phones.py. For each one the browser records
-every request it makes, from the page itself to the last stylesheet, script, image and
-favicon: none may leave the live server's origin, and the bodies of all the responses
-(document, CSS, JS, images, as received) add up to less than 100 KB.
+The pages and states are the tour of tests/page_tour.py (tests/test_phones.py takes it too).
+For each one the browser records every request it makes, from the page itself to the last
+stylesheet, script, image and favicon: none may leave the live server's origin, and the
+bodies of all the responses (document, CSS, JS, images, as received) add up to less than
+100 KB.
 
 An upstream's icon given by address is never shown (portal_tags.answer_icon), so it cannot
 make a request either; tests/test_hostile_upstream.py and test_browser_inert.py check that.
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.test_phones import ANONYMOUS, LEARNER, fill_portal, visit_as
+from tests.page_tour import ANONYMOUS, LEARNER, fill_portal, visit_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

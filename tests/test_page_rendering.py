@@ -9,12 +9,9 @@ from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from tests.factories import make_attempt, make_result, question
+from tests.journeys import page_url
 
 State = AssessmentAttempt.State
-
-
-def page_url(attempt, number=1) -> str:
-    return f"/me/assessments/{attempt.assessment_id}/page/{number}/"
 
 
 @pytest.fixture

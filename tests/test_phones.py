@@ -18,111 +18,35 @@ The rules, written out because WCAG leaves room for judgement:
 """
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from imports.services import import_job_create_from_csv
-from tests.conftest import browser_sign_in, make_last_resort_pages_reachable
+from tests.browsing import make_last_resort_pages_reachable
 from tests.factories import (
-    GOOD_PASSWORD,
     HEADER,
     PASSWORD,
     SLEEP,
-    completed,
-    flagged,
     good_rows,
     make_attempt,
-    make_result,
     mid_way,
     upload_file,
+)
+from tests.page_tour import (
+    ANONYMOUS,
+    LEARNER,
+    Stop,
+    fill_portal,
+    submit_without_browser_checks,
+    visit_as,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 SIZES = [(360, 640), (1280, 800)]
-
-
-@dataclass(frozen=True)
-class Stop:
-    """One page in one state: a name for the screenshot and how to get there."""
-
-    name: str
-    path: str
-    then: Callable | None = None  # what to do on the page to reach the state, such as submit
-    status: int = 200  # what the path itself answers (a page of an error answers its code)
-
-
-def submit_without_browser_checks(page, selector: str = "main button[type=submit]") -> None:
-    """Submit the main form as it is, past the browser's own `required` checks, to see ours."""
-    page.eval_on_selector("main form", "form => { form.noValidate = true; }")
-    page.click(selector)
-    page.wait_for_load_state()
-
-
-def fill_wrong_password(page) -> None:
-    page.fill("#id_username", "nobody.here")
-    page.fill("#id_password", "not-the-password")
-    submit_without_browser_checks(page)
-
-
-ANONYMOUS = [
-    Stop("login", "/accounts/login/"),
-    Stop("login-error", "/accounts/login/", fill_wrong_password),
-]
-
-
-def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop]:
-    return [
-        Stop("dashboard", "/dashboard/"),
-        Stop("dashboard-filter-error", "/dashboard/?from=2026-09-30&to=2026-09-01"),
-        Stop("learner-list-empty", "/learners/?q=nobody-by-that-name"),
-        Stop("learner-list", "/learners/"),
-        Stop("learner-detail-trend", f"/learners/{trend_pk}/"),
-        Stop("register-errors", "/learners/new/", submit_without_browser_checks),
-        Stop("followup-queue", "/follow-ups/"),
-        Stop("followup-item", f"/follow-ups/{followup_pk}/"),
-        Stop("import-upload", "/learners/import/"),
-        Stop("import-preview-bad-rows", f"/learners/import/{import_pk}/"),
-        Stop("operations", "/operations/"),
-    ]
-
-
-LEARNER = [
-    Stop("my-assessments", "/me/"),
-    Stop("question", "/me/assessments/41/page/1/"),
-    Stop(
-        "question-error",
-        "/me/assessments/41/page/1/",
-        lambda page: submit_without_browser_checks(page, "main button[name=continue]"),
-    ),
-    Stop("check-answers", "/me/assessments/41/check/"),
-    Stop("results", "/me/assessments/42/results/"),
-]
-
-
-def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Stop]]]:
-    """Put something on every page; return who visits which pages (None: a visitor)."""
-    make_attempt(learner, assessment_id=41)
-    make_result(make_attempt(learner, assessment_id=42, state="submitted"))
-    for day, score, risk in [("2026-09-10", "40.25", "HIGH"), ("2026-10-10", "71.5", "LOW")]:
-        completed(other_learner, day, score=score, risk=risk)
-    followup = flagged(other_learner, SLEEP)
-    bad_rows = (
-        "bad name!,plum-kettle-river-42,2010-01-02,,,,\n"
-        f"email.bad,{GOOD_PASSWORD},2010-01-02,not-an-email,,,\n"
-    )
-    job = import_job_create_from_csv(
-        file=upload_file(HEADER + "\n" + good_rows(2) + bad_rows), created_by=staff
-    )
-    return [
-        (None, ANONYMOUS),
-        (staff, staff_stops(trend_pk=other_learner.pk, followup_pk=followup.pk, import_pk=job.pk)),
-        (learner.user, LEARNER),
-    ]
 
 
 def click_and_wait(page, selector: str) -> None:
@@ -220,7 +144,7 @@ def add_failures_and_reload(page) -> None:
 
 
 def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
-    """The states beyond the shared list above: who visits which, after the shared stops.
+    """The states beyond tests/page_tour.py's tour: who visits which, after the shared stops.
 
     The page of a failure no view expected (503) and of a crash (500) are reached by making
     the two delivery functions behind their buttons fail.
@@ -327,7 +251,7 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
 
 @pytest.fixture
 def portal_with_data(upstream, staff, learner, other_learner, settings, monkeypatch):
-    """The shared stops (tests/test_lean_pages.py visits them too), then this file's own."""
+    """The shared tour of tests/page_tour.py (test_lean_pages.py takes it too), then more."""
     shared = fill_portal(staff=staff, learner=learner, other_learner=other_learner)
     more = more_stops(
         staff=staff,
@@ -347,17 +271,6 @@ def visit_every_page(browser, live_server, visitors, width: int, height: int) ->
         page = context.new_page()
         yield from visit_as(page, live_server.url, user, stops)
         context.close()
-
-
-def visit_as(page, base: str, user, stops: list[Stop]) -> Iterator:
-    if user is not None:
-        browser_sign_in(page, base, user.username)
-    for stop in stops:
-        response = page.goto(base + stop.path)
-        assert response.status == stop.status, f"{stop.name}: {response.status} {page.url}"
-        if stop.then:
-            stop.then(page)
-        yield stop, page
 
 
 SMALL_TARGETS_JS = """() => {

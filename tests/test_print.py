@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import browser_sign_in
+from tests.browsing import browser_sign_in
 from tests.factories import make_attempt, make_result
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

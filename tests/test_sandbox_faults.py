@@ -22,7 +22,7 @@ from django.core.management.base import CommandError
 from sandbox.bank import ASSESSMENT_VERSION
 from sandbox.faults import FaultError, FaultSet, parse_fault_spec
 from sandbox.server import DEMO_API_KEY, RunningSandbox, start_sandbox
-from tests.test_sandbox import CREATE, NEXT, create_learner, pick, view_next
+from tests.sandbox_calls import CREATE, NEXT, create_learner, pick, view_next
 
 SUBMIT = "/assessments/submit-assessment"
 LEARNER = {"username": "amara", "password": "correct-horse", "dob": "2009-03-14"}

@@ -1,0 +1,29 @@
+"""Steps for browser tests: signing in through the form, and reaching the error pages."""
+
+from tests.factories import PASSWORD
+
+
+def browser_sign_in(page, base_url: str, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form, as a person would, and wait for the next page."""
+    page.goto(base_url + "/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+
+
+def make_last_resort_pages_reachable(monkeypatch) -> None:
+    """Make "Check for results" reach the 503 page and "Try sending them now" the 500 page."""
+    # "Check for results" meets an upstream failure no view expects (the 503 page), and "Try
+    # sending them now" crashes (the 500 page). Patched where the views look them up.
+    from assessments import delivery
+    from portal.partner_api import PartnerApiServerError
+
+    def refuse(**kwargs):
+        raise PartnerApiServerError("results", status=500)
+
+    def crash(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(delivery, "attempt_fetch_results", refuse)
+    monkeypatch.setattr(delivery, "attempt_deliver", crash)

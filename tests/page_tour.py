@@ -1,0 +1,113 @@
+"""A tour of the portal: a page in each state, who visits it, and how to reach it in a browser."""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from imports.services import import_job_create_from_csv
+from tests.browsing import browser_sign_in
+from tests.factories import (
+    GOOD_PASSWORD,
+    HEADER,
+    SLEEP,
+    completed,
+    flagged,
+    good_rows,
+    make_attempt,
+    make_result,
+    upload_file,
+)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One page in one state: a name for the screenshot and how to get there."""
+
+    name: str
+    path: str
+    then: Callable | None = None  # what to do on the page to reach the state, such as submit
+    status: int = 200  # what the path itself answers (a page of an error answers its code)
+
+
+def submit_without_browser_checks(page, selector: str = "main button[type=submit]") -> None:
+    """Submit the main form as it is, past the browser's own `required` checks, to see ours."""
+    page.eval_on_selector("main form", "form => { form.noValidate = true; }")
+    page.click(selector)
+    page.wait_for_load_state()
+
+
+def fill_wrong_password(page) -> None:
+    """Try to sign in as nobody, to reach the sign-in page's error."""
+    page.fill("#id_username", "nobody.here")
+    page.fill("#id_password", "not-the-password")
+    submit_without_browser_checks(page)
+
+
+# The pages of someone not signed in.
+ANONYMOUS = [
+    Stop("login", "/accounts/login/"),
+    Stop("login-error", "/accounts/login/", fill_wrong_password),
+]
+
+
+def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop]:
+    """Return the staff pages fill_portal gives something to show."""
+    return [
+        Stop("dashboard", "/dashboard/"),
+        Stop("dashboard-filter-error", "/dashboard/?from=2026-09-30&to=2026-09-01"),
+        Stop("learner-list-empty", "/learners/?q=nobody-by-that-name"),
+        Stop("learner-list", "/learners/"),
+        Stop("learner-detail-trend", f"/learners/{trend_pk}/"),
+        Stop("register-errors", "/learners/new/", submit_without_browser_checks),
+        Stop("followup-queue", "/follow-ups/"),
+        Stop("followup-item", f"/follow-ups/{followup_pk}/"),
+        Stop("import-upload", "/learners/import/"),
+        Stop("import-preview-bad-rows", f"/learners/import/{import_pk}/"),
+        Stop("operations", "/operations/"),
+    ]
+
+
+# The pages of the learner fill_portal gives an attempt (41) and results (42).
+LEARNER = [
+    Stop("my-assessments", "/me/"),
+    Stop("question", "/me/assessments/41/page/1/"),
+    Stop(
+        "question-error",
+        "/me/assessments/41/page/1/",
+        lambda page: submit_without_browser_checks(page, "main button[name=continue]"),
+    ),
+    Stop("check-answers", "/me/assessments/41/check/"),
+    Stop("results", "/me/assessments/42/results/"),
+]
+
+
+def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Stop]]]:
+    """Put something on every page; return who visits which pages (None: a visitor)."""
+    make_attempt(learner, assessment_id=41)
+    make_result(make_attempt(learner, assessment_id=42, state="submitted"))
+    for day, score, risk in [("2026-09-10", "40.25", "HIGH"), ("2026-10-10", "71.5", "LOW")]:
+        completed(other_learner, day, score=score, risk=risk)
+    followup = flagged(other_learner, SLEEP)
+    bad_rows = (
+        "bad name!,plum-kettle-river-42,2010-01-02,,,,\n"
+        f"email.bad,{GOOD_PASSWORD},2010-01-02,not-an-email,,,\n"
+    )
+    job = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(2) + bad_rows), created_by=staff
+    )
+    return [
+        (None, ANONYMOUS),
+        (staff, staff_stops(trend_pk=other_learner.pk, followup_pk=followup.pk, import_pk=job.pk)),
+        (learner.user, LEARNER),
+    ]
+
+
+def visit_as(page, base: str, user, stops: list[Stop]) -> Iterator:
+    """Sign the user in (unless None), then reach each stop in turn; yield (stop, page)."""
+    if user is not None:
+        browser_sign_in(page, base, user.username)
+    for stop in stops:
+        response = page.goto(base + stop.path)
+        assert response.status == stop.status, f"{stop.name}: {response.status} {page.url}"
+        if stop.then:
+            stop.then(page)
+        yield stop, page
