@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from learners.exports import LEARNER_HEADER, learners_export
+from learners.exports import LEARNER_HEADER, learner_list_export
 from learners.forms import LearnerSearchForm
 from portal.access import staff_required
 from portal.addresses import client_address
@@ -25,7 +25,7 @@ def learners_csv(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Nothing was exported: %(errors)s") % {"errors": _errors(form)})
         return redirect(f"{reverse('learners:list')}?{request.GET.urlencode()}")
     query, level = form.cleaned_data["q"].strip(), form.cleaned_data["level"]
-    rows = learners_export(
+    rows = learner_list_export(
         query=query, level=level, exported_by=request.user, address=client_address(request)
     )
     return csv_download(f"learners-{_today()}.csv", LEARNER_HEADER, rows)

@@ -27,7 +27,7 @@ LEARNER_HEADER = [
 ]
 
 
-def learners_export(
+def learner_list_export(
     *, query: str, level: str, exported_by: AbstractBaseUser, address: str | None
 ) -> Iterator[tuple]:
     """Audit an export of the learner list's search and return its rows."""

@@ -157,11 +157,11 @@ def _admin_history_forget(objects: dict[type[Model], list[int]], token: str) -> 
         ).update(object_repr=f"{model._meta.verbose_name} of {token}", change_message="")
 
 
-def learner_export(
+def learner_data_export(
     *, learner: Learner, exported_by: AbstractBaseUser, address: str | None = None
 ) -> dict:
     """Return everything the portal holds about one learner as JSON data, audited."""
-    export = _learner_export_data(learner)
+    export = _learner_data(learner)
     # After the data is read: the file lists the events before its own export.
     audit_record(
         actor=exported_by,
@@ -172,7 +172,7 @@ def learner_export(
     return export
 
 
-def _learner_export_data(learner: Learner) -> dict:
+def _learner_data(learner: Learner) -> dict:
     """Collect everything the portal holds about one learner."""
     attempts = learner.attempts.select_related("result").prefetch_related(
         "answers", "result__focus_areas"

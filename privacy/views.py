@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from learners.models import Learner
 from portal.access import staff_required
 from portal.addresses import client_address
-from privacy.services import ErasureDeferred, learner_erase, learner_export
+from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 
 # The name of the confirmation page's submit button: a POST without it (a stray or replayed
 # request, a script) only shows the page again.
@@ -21,7 +21,7 @@ CONFIRM_FIELD = "erase"
 def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     """Download everything held about a learner as a JSON file."""
     learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
-    export = learner_export(
+    export = learner_data_export(
         learner=learner, exported_by=request.user, address=client_address(request)
     )
     response = JsonResponse(export, json_dumps_params={"indent": 2, "ensure_ascii": False})

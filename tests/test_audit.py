@@ -173,7 +173,7 @@ def test_a_learner_or_an_anonymous_visitor_leaves_no_event(client, learner, othe
 # The client IP.
 
 
-def test_the_client_ip_is_the_connections_address_and_a_forwarded_header_is_ignored(
+def test_the_client_address_is_the_connections_and_a_forwarded_header_is_ignored(
     staff_client, learner
 ):
     staff_client.get(
@@ -185,7 +185,7 @@ def test_the_client_ip_is_the_connections_address_and_a_forwarded_header_is_igno
     assert only_event(Action.LEARNER_EXPORTED).ip_address == "10.0.0.5"
 
 
-def test_behind_a_trusted_proxy_the_last_forwarded_address_is_the_client_ip(
+def test_behind_a_trusted_proxy_the_last_forwarded_address_is_the_client_address(
     staff_client, learner, settings
 ):
     settings.AUDIT_TRUST_X_FORWARDED_FOR = True

@@ -19,7 +19,7 @@ from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswe
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
-from privacy.services import ErasureDeferred, learner_erase, learner_export
+from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 from tests.factories import PASSWORD, make_learner
 
 State = AssessmentAttempt.State
@@ -529,7 +529,7 @@ def test_the_export_service_of_an_erased_learner_holds_nothing_that_names_them(l
     details = personal_details(learner)
     erase(learner, staff)
 
-    export = json.dumps(learner_export(learner=learner, exported_by=staff))
+    export = json.dumps(learner_data_export(learner=learner, exported_by=staff))
 
     assert not [detail for detail in details if detail in export]
     assert f"erased-{learner.pk}" in export
