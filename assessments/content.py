@@ -60,3 +60,8 @@ def questions_from_json(data: dict[str, Any]) -> list[Question]:
         )
         for question in data.get("questions", [])
     ]
+
+
+def has_questions(data: dict[str, Any]) -> bool:
+    """Return whether stored content holds any question, without reading them."""
+    return bool(data.get("questions"))

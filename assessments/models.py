@@ -6,7 +6,7 @@ from django.db import models
 from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
 
-from assessments.content import questions_from_json, questions_to_json
+from assessments.content import has_questions, questions_from_json, questions_to_json
 from portal.partner_api import Question
 
 
@@ -114,7 +114,8 @@ class AssessmentAttempt(models.Model):
 
     @property
     def has_content(self) -> bool:
-        return bool(self.content.get("questions"))
+        """Return whether the questions were fetched (erasure empties them again)."""
+        return has_questions(self.content)
 
     @property
     def content_version(self) -> str:

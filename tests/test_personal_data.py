@@ -14,11 +14,13 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from assessments.content import questions_to_json
 from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
+from portal.partner_api import Answer, Question
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 from tests.factories import PASSWORD, make_learner
 
@@ -41,26 +43,27 @@ def make_attempt(learner: Learner, assessment_id: int, *, state: str) -> Assessm
         title=f"Learning habits check {assessment_id}",
         level=Level.SECONDARY,
         version=Decimal("1.1"),
-        content={
-            "questions": [
-                {
-                    "id": f"q-{number}",
-                    "text": f"Question {number} of assessment {assessment_id}",
-                    "group": "SLEEP & TIREDNESS",
-                    "display_order": number,
-                    "answers": [
-                        {
-                            "id": f"a-{number}-{choice}",
-                            "copy": answer_text(assessment_id, number, choice),
-                            "icon": "",
-                            "display_order": choice,
-                        }
-                        for choice in (1, 2)
-                    ],
-                }
-                for number in (1, 2)
-            ]
-        },
+        content=questions_to_json(
+            Question(
+                id=f"q-{number}",
+                text=f"Question {number} of assessment {assessment_id}",
+                group="SLEEP & TIREDNESS",
+                display_order=number,
+                created=None,
+                updated=None,
+                answers=[
+                    Answer(
+                        id=f"a-{number}-{choice}",
+                        question_id=f"q-{number}",
+                        display_order=choice,
+                        copy=answer_text(assessment_id, number, choice),
+                        icon="",
+                    )
+                    for choice in (1, 2)
+                ],
+            )
+            for number in (1, 2)
+        ),
         session=f"upstream-session-{assessment_id}-d41d8cd9",
         state=state,
         started_at=now,
