@@ -45,12 +45,13 @@ run: install
 	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	wait -n
 
+# Both run the tests on every core (pytest-xdist): each worker has its own test database.
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 # The suite without the browser tests (marker `browser`): the quick loop while editing.
 test-quick: install
-	$(PY) -m pytest -m "not browser"
+	$(PY) -m pytest -n auto -m "not browser"
 
 lint: install
 	$(VENV)/bin/ruff check .
