@@ -20,9 +20,8 @@ from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswe
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
-from portal.partner_api import Answer, Question
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
-from tests.factories import PASSWORD, make_learner
+from tests.factories import PASSWORD, make_learner, question
 
 State = AssessmentAttempt.State
 
@@ -44,23 +43,12 @@ def make_attempt(learner: Learner, assessment_id: int, *, state: str) -> Assessm
         level=Level.SECONDARY,
         version=Decimal("1.1"),
         content=questions_to_json(
-            Question(
-                id=f"q-{number}",
-                text=f"Question {number} of assessment {assessment_id}",
-                group="SLEEP & TIREDNESS",
-                display_order=number,
-                created=None,
-                updated=None,
-                answers=[
-                    Answer(
-                        id=f"a-{number}-{choice}",
-                        question_id=f"q-{number}",
-                        display_order=choice,
-                        copy=answer_text(assessment_id, number, choice),
-                        icon="",
-                    )
-                    for choice in (1, 2)
-                ],
+            question(
+                f"q-{number}",
+                "SLEEP & TIREDNESS",
+                f"Question {number} of assessment {assessment_id}",
+                number,
+                copies=[answer_text(assessment_id, number, choice) for choice in (1, 2)],
             )
             for number in (1, 2)
         ),
@@ -75,7 +63,7 @@ def make_attempt(learner: Learner, assessment_id: int, *, state: str) -> Assessm
     )
     for number in (1, 2):
         AttemptAnswer.objects.create(
-            attempt=attempt, question_id=f"q-{number}", answer_id=f"a-{number}-2"
+            attempt=attempt, question_id=f"q-{number}", answer_id=f"q-{number}-a2"
         )
     if completed:
         result = AssessmentResult.objects.create(
@@ -452,7 +440,7 @@ def test_the_export_holds_every_attempt_with_questions_chosen_answers_and_result
         "Question 1 of assessment 9101",
         "Question 2 of assessment 9101",
     ]
-    assert completed["questions"][0]["chosen_answer"]["id"] == "a-1-2"
+    assert completed["questions"][0]["chosen_answer"]["id"] == "q-1-a2"
     assert completed["questions"][0]["chosen_answer"]["text"] == answer_text(9101, 1, 2)
     assert completed["questions"][1]["answers_offered"] == [
         answer_text(9101, 2, 1),
