@@ -148,6 +148,8 @@ def learner_activate(*, learner: Learner, upstream_user_id: str, account_ready: 
         if account_ready:
             get_user_model().objects.filter(pk=learner.user_id).update(is_active=True)
     learner.upstream_user_id, learner.status = upstream_user_id, Learner.Status.ACTIVE
+    if account_ready and Learner.user.is_cached(learner):
+        learner.user.is_active = True  # the caller's copy says what the database now says
 
 
 def learner_discard(*, learner_id: int) -> None:

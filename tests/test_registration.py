@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 
 from learners.models import Learner
 from tests.factories import PASSWORD, VALID, make_learner
+from tests.journeys import register_pupil
 
 CREATE_URL = "http://127.0.0.1:8001/plapi/v1/partners/users/create-learner"
 
@@ -186,3 +187,16 @@ def test_a_learner_id_the_portal_cannot_use_leaves_nothing_behind(staff_client):
         response = register(staff_client)
     assert "could not read" in response.content.decode()
     assert not Learner.objects.exists() and not User.objects.filter(username="nina.new").exists()
+
+
+@pytest.mark.django_db
+def test_the_service_hands_back_the_learner_as_it_was_stored(staff, upstream):
+    learner = register_pupil(staff)
+
+    stored = Learner.objects.select_related("user").get(pk=learner.pk)
+    assert stored.status == Learner.Status.ACTIVE and stored.user.is_active
+    assert (learner.status, learner.upstream_user_id, learner.user.is_active) == (
+        stored.status,
+        stored.upstream_user_id,
+        stored.user.is_active,
+    )
