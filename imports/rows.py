@@ -32,6 +32,7 @@ from learners.registration import (
     learner_activate,
     learner_discard,
     learner_pending,
+    learner_save_pending,
     registration_failure,
     stale_registrations_discard,
     upstream_register,
@@ -196,10 +197,12 @@ def _accounts_create(rows: list[ImportRow]) -> None:
             row.learner = None
             try:
                 with transaction.atomic():
-                    user = _account_pending(row)
-                    user.save()
-                    learner = _learner_pending(row, user)
-                    learner.save()
+                    learner = learner_save_pending(
+                        username=row.username,
+                        password=None,  # hashed later, off the upstream call's path
+                        registered_by=row.job.confirmed_by,
+                        **_row_fields(row),
+                    )
                     ImportRow.objects.filter(pk=row.pk).update(learner=learner)
                 row.learner = learner
             except IntegrityError:
@@ -215,15 +218,19 @@ def _account_pending(row: ImportRow):
 def _learner_pending(row: ImportRow, user) -> Learner:
     """Return the row's unsaved pending learner, registered by whoever confirmed the file."""
     return learner_pending(
-        user=user,
-        username=row.username,
-        registered_by=row.job.confirmed_by,
-        dob=row.dob,
-        email=row.email,
-        first_name=row.first_name,
-        last_name=row.last_name,
-        level=row.level,
+        user=user, username=row.username, registered_by=row.job.confirmed_by, **_row_fields(row)
     )
+
+
+def _row_fields(row: ImportRow) -> dict:
+    """Return what the row says of its learner besides the username."""
+    return {
+        "dob": row.dob,
+        "email": row.email,
+        "first_name": row.first_name,
+        "last_name": row.last_name,
+        "level": row.level,
+    }
 
 
 def _row_fail_unsent(row: ImportRow, reason: str) -> None:
@@ -240,16 +247,7 @@ def _row_fail_unsent(row: ImportRow, reason: str) -> None:
 def _create_upstream(row: ImportRow, client: PartnerApiClient):
     """Call create-learner for the row with its decrypted password."""
     password = password_decrypt(row.password_encrypted)
-    return upstream_register(
-        client,
-        username=row.username,
-        password=password,
-        dob=row.dob,
-        email=row.email,
-        first_name=row.first_name,
-        last_name=row.last_name,
-        level=row.level,
-    )
+    return upstream_register(client, username=row.username, password=password, **_row_fields(row))
 
 
 def _row_record_registered(row: ImportRow, user_id: str) -> bool:

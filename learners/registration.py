@@ -93,6 +93,21 @@ def learner_pending(
     )
 
 
+@sensitive_variables("password")
+def learner_save_pending(
+    *, username: str, password: str | None, registered_by: AbstractBaseUser | None, **fields
+) -> Learner:
+    """Save a pending learner and its inactive account; IntegrityError if the name is taken."""
+    with transaction.atomic():
+        user = account_pending(username=username, password=password)
+        user.save()
+        learner = learner_pending(
+            user=user, username=username, registered_by=registered_by, **fields
+        )
+        learner.save()
+    return learner
+
+
 def stale_registrations_discard(usernames: Iterable[str]) -> None:
     """Discard pending registrations of these usernames (any case) left by a dead process."""
     lowered = {username.lower() for username in usernames}

@@ -13,10 +13,9 @@ from audit.services import audit_record
 from learners.models import Learner
 from learners.registration import (
     UNUSABLE_ID,
-    account_pending,
     learner_activate,
     learner_discard,
-    learner_pending,
+    learner_save_pending,
     registration_failure,
     stale_registrations_discard,
     upstream_register,
@@ -134,14 +133,9 @@ def _learner_create_pending(
     """Save the learner and an inactive sign-in account before anything goes upstream."""
     stale_registrations_discard([username])
     try:
-        with transaction.atomic():
-            user = account_pending(username=username, password=password)
-            user.save()
-            learner = learner_pending(
-                user=user, username=username, registered_by=registered_by, **fields
-            )
-            learner.save()
-            return learner
+        return learner_save_pending(
+            username=username, password=password, registered_by=registered_by, **fields
+        )
     except IntegrityError as error:
         # Two staff registering the same username at once: the database decides.
         raise RegistrationFailed(
