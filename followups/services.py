@@ -135,29 +135,24 @@ def followup_update(
             fields=[name.removesuffix("_id") for name in fields], note_added=bool(note)
         )
         if change.changed_anything:
-            _audit_change(locked, change, changed_by=changed_by, address=address)
+            # The item's learner is the caller's (it never changes); after the update, the
+            # assignee is the one asked for: no need to load either again.
+            audit_record(
+                actor=changed_by,
+                address=address,
+                action=AuditEvent.Action.FOLLOW_UP_CHANGED,
+                learner=follow_up.learner,
+                follow_up=locked.pk,
+                changed=change.fields,
+                status=locked.status,
+                assignee=assignee.get_username() if assignee else None,
+                due_date=locked.due_date.isoformat(),
+                # Notes stay out of the trail: they may say sensitive things about a young
+                # person, and the trail is append-only and outlives an erasure.
+                note_added=change.note_added,
+            )
     follow_up.refresh_from_db()
     return change
-
-
-def _audit_change(
-    follow_up: FollowUp, change: FollowUpChange, *, changed_by: AbstractBaseUser, address
-) -> None:
-    """Record a change to an item; never the note itself."""
-    # Notes stay out of the audit trail: they may say sensitive things about a young person,
-    # and the trail is append-only and outlives an erasure. That a note was added is kept.
-    audit_record(
-        actor=changed_by,
-        address=address,
-        action=AuditEvent.Action.FOLLOW_UP_CHANGED,
-        learner=follow_up.learner,
-        follow_up=follow_up.pk,
-        changed=change.fields,
-        status=follow_up.status,
-        assignee=follow_up.assignee.get_username() if follow_up.assignee else None,
-        due_date=follow_up.due_date.isoformat(),
-        note_added=change.note_added,
-    )
 
 
 def followups_forget_learner(*, learner: Learner) -> int:
