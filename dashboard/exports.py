@@ -9,12 +9,8 @@ from assessments.models import FocusArea, needs_help_flagged
 from audit.models import AuditEvent
 from audit.services import audit_record
 from dashboard.selectors import CohortFilters, completed_results
-from learners.models import Learner, Level
-
-CHUNK_SIZE = 2000
-# Level names are for people: translated, as the file streams out, into the language of the
-# request (portal.csv_export); the column headers, a data interface, are not.
-LEVEL_NAMES = dict(Level.choices)
+from learners.exports import CHUNK_SIZE, LEVEL_NAMES
+from learners.models import Learner
 
 RESULT_HEADER = [
     "username",
