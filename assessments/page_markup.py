@@ -116,14 +116,14 @@ class PageMarkup:
     questions: QuestionsMarkup
 
 
-class StoredContent(Protocol):
+class VersionedAttempt(Protocol):
     """An attempt (or its snapshot) as far as its markup is concerned."""
 
     pk: int
     content_version: str
 
 
-def attempt_pages_markup(attempt: StoredContent) -> tuple[PageMarkup, ...]:
+def attempt_pages_markup(attempt: VersionedAttempt) -> tuple[PageMarkup, ...]:
     """Return every page of the attempt, rendered once per attempt content (none if empty)."""
     digest = blake2b(attempt.content_version.encode(), digest_size=12).hexdigest()
     # The pages hold translated text (the heading of a page without a Group): one per language.
