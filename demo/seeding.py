@@ -28,6 +28,7 @@ from followups.services import followup_due_date, followup_update
 from learners.models import Learner, Level
 from learners.services import RegistrationFailed, learner_register
 from portal.access import STAFF_GROUP
+from portal.models import StaffProfile, StaffRole
 
 State = AssessmentAttempt.State
 
@@ -104,6 +105,8 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser) -> list[AbstractBaseUser
         colleague.set_unusable_password()
         colleague.save()
     colleague.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    # A deputy safeguarding lead: someone follow-ups can be handed to.
+    StaffProfile.objects.get_or_create(user=colleague, defaults={"role": StaffRole.DEPUTY_DSL})
     return [demo_staff, colleague]
 
 

@@ -6,28 +6,79 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
 
+from portal.models import PartnerSettings, StaffProfile, StaffRole
+
 STAFF_GROUP = "Partner staff"
+
+# Roles that see every learner of the school; the others see the learners of their groups.
+WHOLE_SCHOOL_ROLES = frozenset({StaffRole.ADMIN, StaffRole.DSL, StaffRole.DEPUTY_DSL})
+# Roles that read results and follow-ups whatever the partner's settings say.
+PASTORAL_ROLES = frozenset({StaffRole.HEAD_OF_YEAR, StaffRole.DSL, StaffRole.DEPUTY_DSL})
 
 View = Callable[..., HttpResponse]
 
 
-def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Return whether the user works for the partner (staff group member or superuser)."""
+def staff_role(user: AbstractBaseUser | AnonymousUser) -> str | None:
+    """Return the user's staff role, or None for anyone who is not partner staff.
+
+    A superuser counts as a partner admin. A member of the staff group who was never given a
+    role counts as a teacher: they see the learners of their groups, none until given one.
+    """
     if not user.is_authenticated or not user.is_active:
-        return False
-    if user.is_superuser:
-        return True
-    # A learner's account is never staff, whatever its groups: a child's sign-in must not
-    # open other children's records. The learner comes with the user
+        return None
+    # A learner's account is never staff, whatever its groups or flags: a child's sign-in must
+    # not open other children's records. The learner comes with the user
     # (portal.auth.CaseInsensitiveModelBackend.get_user).
     if learner_account(user) is not None:
+        return None
+    # Asked by the view's decorator and again by every template: worked out once per request.
+    if not hasattr(user, "_staff_role"):
+        user._staff_role = _stored_role(user)
+    return user._staff_role
+
+
+def _stored_role(user: AbstractBaseUser) -> str | None:
+    if user.is_superuser:
+        return StaffRole.ADMIN
+    try:
+        return user.staff_profile.role
+    except StaffProfile.DoesNotExist:
+        pass
+    if user.groups.filter(name=STAFF_GROUP).exists():
+        return StaffRole.TEACHER
+    return None
+
+
+def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user works for the partner, in any role."""
+    return staff_role(user) is not None
+
+
+def is_partner_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user manages accounts, groups and settings."""
+    return staff_role(user) == StaffRole.ADMIN
+
+
+def sees_whole_school(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user sees every learner's record, not only their groups'."""
+    return staff_role(user) in WHOLE_SCHOOL_ROLES
+
+
+def sees_results(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user may read results and follow-ups of the learners they see."""
+    role = staff_role(user)
+    if role in PASTORAL_ROLES:
+        return True
+    if role not in (StaffRole.TEACHER, StaffRole.ADMIN):
         return False
-    # Asked by the view's decorator and again by every template: one query per request.
-    if not hasattr(user, "_is_partner_staff"):
-        user._is_partner_staff = user.groups.filter(name=STAFF_GROUP).exists()
-    return user._is_partner_staff
+    if not hasattr(user, "_partner_settings"):
+        user._partner_settings = PartnerSettings.current()
+    if role == StaffRole.TEACHER:
+        return user._partner_settings.teachers_see_results
+    return user._partner_settings.admins_see_results
 
 
 def learner_account(user: AbstractBaseUser):
@@ -45,20 +96,63 @@ def learner_for(user: AbstractBaseUser | AnonymousUser):
     return learner
 
 
-def staff_required(view: View) -> View:
-    """Let partner staff in; send anonymous users to sign in; 404 for everyone else."""
+class StaffPermissions:
+    """What the signed-in member of staff may do, asked by templates (worked out when asked)."""
 
-    # Personal data: never kept by the browser's cache (the back button after signing out
-    # or sending answers shows a fresh page, not a stale copy).
-    @never_cache
-    @login_required
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not is_staff_member(request.user):
-            raise Http404
-        return view(request, *args, **kwargs)
+    def __init__(self, user: AbstractBaseUser | AnonymousUser):
+        self.user = user
 
-    return wrapper
+    @cached_property
+    def role(self) -> str | None:
+        return staff_role(self.user)
+
+    @cached_property
+    def manage(self) -> bool:
+        """Accounts, groups and the partner's settings."""
+        return is_partner_admin(self.user)
+
+    @cached_property
+    def whole_school(self) -> bool:
+        return sees_whole_school(self.user)
+
+    @cached_property
+    def results(self) -> bool:
+        return sees_results(self.user)
+
+
+def _allowing(allowed: Callable[[AbstractBaseUser], bool]) -> Callable[[View], View]:
+    """Return a decorator that lets in whom `allowed` accepts; anonymous users sign in; 404."""
+
+    def decorator(view: View) -> View:
+        # Personal data: never kept by the browser's cache (the back button after signing out
+        # or sending answers shows a fresh page, not a stale copy).
+        @never_cache
+        @login_required
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            # A 404, not a 403: a page someone may not see is one that is not there for them,
+            # exactly as another learner's page is for a learner.
+            if not allowed(request.user):
+                raise Http404
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+# Let partner staff in, in any role.
+staff_required = _allowing(is_staff_member)
+# Pages about the whole school (bulk registration, personal data, operations).
+whole_school_required = _allowing(sees_whole_school)
+# Accounts, groups and the partner's settings.
+admin_required = _allowing(is_partner_admin)
+# The follow-up queue and the results download.
+results_required = _allowing(sees_results)
+# A learner's whole data (results included) in one file, for a subject access request.
+whole_school_results_required = _allowing(
+    lambda user: sees_whole_school(user) and sees_results(user)
+)
 
 
 def learner_required(view: View) -> View:

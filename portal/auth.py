@@ -44,9 +44,12 @@ class CaseInsensitiveModelBackend(ModelBackend):
     """
 
     def get_user(self, user_id):
-        """Load the signed-in user with their Learner in one query (every page needs both)."""
+        """Load the signed-in user with their Learner and staff role in one query."""
         user = (
-            get_user_model()._default_manager.select_related("learner").filter(pk=user_id).first()
+            get_user_model()
+            ._default_manager.select_related("learner", "staff_profile")
+            .filter(pk=user_id)
+            .first()
         )
         return user if user is not None and self.user_can_authenticate(user) else None
 

@@ -2,16 +2,20 @@
 
 from django.http import HttpRequest
 
-from portal.access import is_staff_member, learner_for
+from portal.access import StaffPermissions, is_staff_member, learner_for
 from portal.upstream import upstream_available
 
 
 def roles(request: HttpRequest) -> dict:
-    """Tell templates whether the visitor is partner staff or a learner."""
+    """Tell templates whether the visitor is staff (and what they may do) or a learner."""
     user = getattr(request, "user", None)
     if user is None:
-        return {"is_partner_staff": False, "current_learner": None}
-    return {"is_partner_staff": is_staff_member(user), "current_learner": learner_for(user)}
+        return {"is_partner_staff": False, "current_learner": None, "staff_can": None}
+    return {
+        "is_partner_staff": is_staff_member(user),
+        "current_learner": learner_for(user),
+        "staff_can": StaffPermissions(user),
+    }
 
 
 def upstream(request: HttpRequest) -> dict:

@@ -1,6 +1,8 @@
-"""Records the portal keeps about the upstream itself."""
+"""Records every app shares: the upstream's health, staff roles and the partner's settings."""
 
+from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 
 
 class UpstreamFailure(models.Model):
@@ -36,3 +38,50 @@ class UpstreamHealth(models.Model):
 
     def __str__(self) -> str:
         return f"{self.base_url}: unavailable until {self.unavailable_until or '-'}"
+
+
+class StaffRole(models.TextChoices):
+    """What a member of staff may see and do (portal.access says exactly what)."""
+
+    ADMIN = "admin", gettext_lazy("Partner admin")
+    TEACHER = "teacher", gettext_lazy("Teacher")
+    HEAD_OF_YEAR = "head_of_year", gettext_lazy("Head of Year (pastoral lead)")
+    DSL = "dsl", gettext_lazy("Designated safeguarding lead")
+    DEPUTY_DSL = "deputy_dsl", gettext_lazy("Deputy safeguarding lead")
+
+
+class StaffProfile(models.Model):
+    """A member of staff's role; which groups they work with is kept on the groups."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_profile"
+    )
+    role = models.CharField(max_length=20, choices=StaffRole.choices)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_role_display()}"
+
+
+class PartnerSettings(models.Model):
+    """The partner's own choices about who sees what; one row, edited by partner admins."""
+
+    # A class teacher usually needs to know who has finished, not what a child answered; an
+    # admin keeps the records. Both see results only when the partner decides they should.
+    teachers_see_results = models.BooleanField(
+        gettext_lazy("Teachers see their groups' results"), default=False
+    )
+    admins_see_results = models.BooleanField(
+        gettext_lazy("Partner admins see every learner's results"), default=False
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "partner settings"
+
+    def __str__(self) -> str:
+        return "Partner settings"
+
+    @classmethod
+    def current(cls) -> "PartnerSettings":
+        """Return the partner's settings, made with the defaults the first time."""
+        return cls.objects.get_or_create(pk=1)[0]

@@ -1,5 +1,6 @@
 """Builders of the records tests need: people, attempts, results, follow-ups, registration data."""
 
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from itertools import count
@@ -15,8 +16,9 @@ from assessments.signals import result_stored
 from dashboard.cohort import cohort_refresh
 from followups.models import FollowUp
 from imports.models import ImportJob, ImportRow
-from learners.models import Learner, Level
+from learners.models import GroupMembership, GroupStaff, Learner, Level, SchoolGroup
 from portal.access import STAFF_GROUP
+from portal.models import StaffProfile, StaffRole
 from portal.partner_api import Answer, Question
 
 State = AssessmentAttempt.State
@@ -26,11 +28,35 @@ State = AssessmentAttempt.State
 PASSWORD = "correct-horse-battery"  # the sign-in password of make_staff's and make_learner's people
 
 
-def make_staff(username: str, password: str | None = PASSWORD) -> User:
-    """Create a member of the partner's staff (no usable password if `password` is None)."""
+def make_staff(
+    username: str,
+    password: str | None = PASSWORD,
+    *,
+    role: str = StaffRole.DSL,
+    groups: Iterable[SchoolGroup] = (),
+) -> User:
+    """Create a member of the partner's staff (no usable password if `password` is None).
+
+    The default role, a safeguarding lead, sees every learner, result and follow-up.
+    """
     user = User.objects.create_user(username, password=password)
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    StaffProfile.objects.create(user=user, role=role)
+    for group in groups:
+        GroupStaff.objects.create(group=group, user=user)
     return user
+
+
+def make_group(name: str, *, level: str = Level.SECONDARY, kind=SchoolGroup.Kind.TEACHING_CLASS):
+    """Create a group of this academic year."""
+    return SchoolGroup.objects.create(name=name, level=level, kind=kind)
+
+
+def put_in_group(group: SchoolGroup, *learners: Learner) -> None:
+    """Make learners current members of a group."""
+    GroupMembership.objects.bulk_create(
+        GroupMembership(group=group, learner=learner) for learner in learners
+    )
 
 
 def make_learner(username: str, upstream_user_id: str) -> Learner:

@@ -1,4 +1,4 @@
-"""Create the demo staff account for `make run` and print how to sign in."""
+"""Create the demo staff accounts for `make run` and print how to sign in."""
 
 import os
 import secrets
@@ -10,15 +10,17 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from portal.access import STAFF_GROUP
+from portal.models import StaffProfile, StaffRole
 
-DEMO_USERNAME = "demo-staff"
+DEMO_USERNAME = "demo-staff"  # the safeguarding lead: every learner, result and follow-up
+DEMO_ADMIN_USERNAME = "demo-admin"  # the partner admin: accounts, groups and settings
 # The generated password is kept beside the development database (and ignored by git) so
 # that every `make run` prints the same one and open browsers stay signed in.
 PASSWORD_FILE = Path(settings.BASE_DIR) / ".demo-staff-password"
 
 
 class Command(BaseCommand):
-    help = "Create the demo partner-staff account if needed and print its credentials."
+    help = "Create the demo staff accounts if needed and print their credentials."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--reset", action="store_true", help="Choose a new password.")
@@ -29,17 +31,31 @@ class Command(BaseCommand):
         if password is None or not user.check_password(password):
             # Random for each new database: nothing guessable ships with the code.
             password = secrets.token_urlsafe(12)
-            user.set_password(password)
             _save_password(password)
-        user.is_active = True
-        user.save()
-        user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+        # One password for both accounts: the demo is for this development portal only.
+        for username, role in (
+            (DEMO_USERNAME, StaffRole.DSL),
+            (DEMO_ADMIN_USERNAME, StaffRole.ADMIN),
+        ):
+            _demo_account(username, role, password)
         self.stdout.write(
-            "\n  Demo staff account (for this development portal only):\n"
-            f"    username: {DEMO_USERNAME}\n"
-            f"    password: {password}\n"
+            "\n  Demo staff accounts (for this development portal only):\n"
+            f"    {DEMO_USERNAME} (safeguarding lead: every result and follow-up)\n"
+            f"    {DEMO_ADMIN_USERNAME} (partner admin: staff accounts, classes, settings)\n"
+            f"    password for both: {password}\n"
             "  Sign in at http://127.0.0.1:8000/\n"
         )
+
+
+def _demo_account(username: str, role: str, password: str) -> None:
+    """Make (or mend) one demo account with its role."""
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    if not user.check_password(password):
+        user.set_password(password)
+    user.is_active = True
+    user.save()
+    user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    StaffProfile.objects.update_or_create(user=user, defaults={"role": role})
 
 
 def _saved_password() -> str | None:
