@@ -32,6 +32,13 @@ class AuditEvent(models.Model):
         CREDENTIALS_DOWNLOADED = "credentials_downloaded", _("Downloaded generated passwords")
         RESULTS_EXPORTED = "results_exported", _("Exported results")
         FOLLOW_UP_CHANGED = "follow_up_changed", _("Changed a follow-up")
+        GROUP_CREATED = "group_created", _("Created a group")
+        GROUP_CHANGED = "group_changed", _("Changed a group")
+        GROUP_JOINED = "group_joined", _("Added a learner to a group")
+        GROUP_LEFT = "group_left", _("Removed a learner from a group")
+        STAFF_ADDED = "staff_added", _("Added a staff account")
+        STAFF_CHANGED = "staff_changed", _("Changed a staff account")
+        SETTINGS_CHANGED = "settings_changed", _("Changed the partner's settings")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

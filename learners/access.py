@@ -1,0 +1,53 @@
+"""Which learners and groups a member of staff sees: the rule every staff page applies."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from learners.models import GroupMembership, Learner, SchoolGroup
+from portal.access import sees_whole_school
+
+
+def visible_learners(user: AbstractBaseUser, learners: QuerySet[Learner] | None = None):
+    """Return the learners (of `learners`, else all) whose records the user may see."""
+    learners = Learner.objects.all() if learners is None else learners
+    if sees_whole_school(user):
+        return learners
+    # A learner with no group is seen by the whole-school roles only.
+    return learners.filter(pk__in=learners_of_groups_of(user))
+
+
+def learners_of_groups_of(user: AbstractBaseUser) -> QuerySet:
+    """Return the ids of the learners now in a group the user works with."""
+    return GroupMembership.objects.filter(
+        left_at__isnull=True, group__staff_links__user=user
+    ).values("learner_id")
+
+
+def learner_scope(user: AbstractBaseUser) -> QuerySet | None:
+    """Return the ids of the learners the user sees, or None when that is every learner."""
+    return None if sees_whole_school(user) else learners_of_groups_of(user)
+
+
+def visible_learner_or_404(user: AbstractBaseUser, pk: int, **conditions) -> Learner:
+    """Return the learner if the user may see them, else 404 (as if there were none)."""
+    learner = visible_learners(user, Learner.objects.filter(pk=pk, **conditions)).first()
+    if learner is None:
+        raise Http404
+    return learner
+
+
+def visible_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
+    """Return the groups the user sees: every group for whole-school roles, else their own."""
+    groups = SchoolGroup.objects.all()
+    if sees_whole_school(user):
+        return groups
+    return groups.filter(staff_links__user=user)
+
+
+def visible_group_or_404(user: AbstractBaseUser, pk: int) -> SchoolGroup:
+    """Return the group if the user sees it, else 404."""
+    group = visible_groups(user).filter(pk=pk).first()
+    if group is None:
+        raise Http404
+    return group
