@@ -12,14 +12,14 @@ from assessments.operations import (
     attempts_needing_attention,
     upstream_failures_by_endpoint,
 )
-from portal.access import staff_required
+from portal.access import whole_school_required
 from portal.addresses import client_address
 from portal.models import UpstreamFailure
 
 RECENT_FAILURES_SHOWN = 20
 
 
-@staff_required
+@whole_school_required
 def operations(request: HttpRequest) -> HttpResponse:
     """List submissions needing attention and recent upstream failures."""
     return render(
@@ -33,7 +33,7 @@ def operations(request: HttpRequest) -> HttpResponse:
     )
 
 
-@staff_required
+@whole_school_required
 @require_POST
 def retry_attempt(request: HttpRequest, attempt_pk: int) -> HttpResponse:
     """Retry a pending delivery or a missing results fetch now."""

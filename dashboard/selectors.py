@@ -1,6 +1,6 @@
 """Reads for the cohort dashboard: a fixed few aggregate queries, whatever the data size."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
@@ -23,11 +23,16 @@ RISK_ORDER = tuple(RISK_LEVELS)
 
 @dataclass(frozen=True)
 class CohortFilters:
-    """Level and a half-open time window [start, end) applied to each figure's own event."""
+    """Level and a half-open time window [start, end) applied to each figure's own event.
+
+    `learners_in` (ids of learners, a subquery) limits every figure to the learners a member of
+    staff sees (learners.access.learner_scope); None counts the whole school.
+    """
 
     level: str = ""
     start: datetime | None = None
     end: datetime | None = None
+    learners_in: QuerySet | None = field(default=None, compare=False)
 
     def window(self, field: str) -> Q:
         """Return the condition that `field` falls inside the window (empty when unbounded)."""
@@ -43,6 +48,8 @@ class CohortFilters:
         condition = Q(**{f"{prefix}status__in": COUNTED_STATUSES})
         if self.level:
             condition &= Q(**{f"{prefix}level": self.level})
+        if self.learners_in is not None:
+            condition &= Q(**{f"{prefix}pk__in": self.learners_in})
         return condition
 
 
@@ -61,6 +68,8 @@ def cohort_headline(filters: CohortFilters) -> Headline:
     attempts = AssessmentAttempt.objects.all()
     if filters.level:
         attempts = attempts.filter(learner__level=filters.level)
+    if filters.learners_in is not None:
+        attempts = attempts.filter(learner_id__in=filters.learners_in)
     under_way = Q(state__in=AssessmentAttempt.OPEN_STATES) & filters.window("offered_at")
     # An attempt waiting for delivery may not have reached the upstream yet: until then its
     # offer is the only date it has.
@@ -102,9 +111,11 @@ def latest_in_window(filters: CohortFilters) -> Q:
 
 def risk_distribution(filters: CohortFilters) -> list[tuple[str, int]]:
     """Return (risk level, learners) over each learner's latest result, most worrying first."""
+    results = CohortResult.objects.filter(latest_in_window(filters))
+    if filters.learners_in is not None:
+        results = results.filter(learner_id__in=filters.learners_in)
     rows = (
-        CohortResult.objects.filter(latest_in_window(filters))
-        .values_list("risk_level")
+        results.values_list("risk_level")
         # count(*) lets PostgreSQL answer from the index alone (count(id) reads the rows).
         .annotate(learners=Count("*"))
         .order_by()
@@ -114,9 +125,11 @@ def risk_distribution(filters: CohortFilters) -> list[tuple[str, int]]:
 
 def needs_help_by_area(filters: CohortFilters) -> list[tuple[str, int]]:
     """Return (focus area, learners needing help there) over each learner's latest result."""
+    areas = CohortNeedsHelp.objects.filter(latest_in_window(filters))
+    if filters.learners_in is not None:
+        areas = areas.filter(cohort_result__learner_id__in=filters.learners_in)
     rows = (
-        CohortNeedsHelp.objects.filter(latest_in_window(filters))
-        .values_list("name")
+        areas.values_list("name")
         # count(*) lets PostgreSQL answer from the index alone (count(id) reads the rows).
         .annotate(learners=Count("*"))
         .order_by()

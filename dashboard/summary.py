@@ -29,8 +29,14 @@ class CohortSummary:
     needs_help_chart: SafeString
 
 
-def cohort_summary(filters: CohortFilters) -> CohortSummary:
-    """Return every figure of the dashboard for these filters, in four queries."""
+def cohort_summary(
+    filters: CohortFilters, *, with_results: bool = True, with_operations: bool = True
+) -> CohortSummary:
+    """Return every figure of the dashboard for these filters, in four queries.
+
+    Without results (staff whose role does not read them), the risk levels and focus areas are
+    left empty: only progress and completion remain.
+    """
     size = min_group_size()
     counts = cohort_headline(filters)
     risk_rows = risk_distribution(filters)
@@ -52,16 +58,18 @@ def cohort_summary(filters: CohortFilters) -> CohortSummary:
             _("Assessments waiting to be delivered"),
             counts.pending_delivery,
             min_size=size,
-            url=reverse("operations"),
+            url=reverse("operations") if with_operations else "",
         ),
     ]
     # The risk levels add up to the learners assessed, the total shown beside them.
+    if not with_results:
+        risk_rows = []
     risk = protect_parts(
         risk_rows,
         min_size=size,
         urls={name: _url("followups:queue", {"risk": name, **level}) for name, _ in risk_rows},
     )
-    area_rows = needs_help_by_area(filters)
+    area_rows = needs_help_by_area(filters) if with_results else []
     # A learner may need help in several areas: these counts are not parts of one total, so
     # each is protected on its own.
     needs_help = [

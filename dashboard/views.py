@@ -1,5 +1,7 @@
 """The cohort dashboard (the staff home page) and its results download."""
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +14,8 @@ from django.views.decorators.http import require_GET
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
 from dashboard.summary import cohort_summary
-from portal.access import staff_required
+from learners.access import learner_scope
+from portal.access import results_required, sees_results, sees_whole_school, staff_required
 from portal.addresses import client_address
 from portal.csv_export import csv_download
 
@@ -21,7 +24,7 @@ from portal.csv_export import csv_download
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Show the cohort at a glance, filtered by level and date range."""
     form = CohortFilterForm(request.GET or None)
-    filters = form.cohort_filters()
+    filters = replace(form.cohort_filters(), learners_in=learner_scope(request.user))
     filter_query = urlencode(form.filter_detail())
     return render(
         request,
@@ -29,13 +32,17 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "filtered": bool(filter_query),
-            "summary": cohort_summary(filters),
+            "summary": cohort_summary(
+                filters,
+                with_results=sees_results(request.user),
+                with_operations=sees_whole_school(request.user),
+            ),
             "filter_query": filter_query,
         },
     )
 
 
-@staff_required
+@results_required
 @require_GET
 def results_csv(request: HttpRequest) -> HttpResponse:
     """Download the results of completed assessments for the dashboard's filters, as CSV."""
@@ -45,7 +52,7 @@ def results_csv(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Nothing was exported: correct the filters first."))
         return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
     rows = results_export(
-        filters=form.cohort_filters(),
+        filters=replace(form.cohort_filters(), learners_in=learner_scope(request.user)),
         filter_detail=form.filter_detail(),
         exported_by=request.user,
         address=client_address(request),

@@ -12,7 +12,8 @@ from assessments.models import risk_rank
 from followups.models import OPEN as OPEN_ITEMS
 from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
-from portal.access import STAFF_GROUP
+from portal.access import PASTORAL_ROLES, STAFF_GROUP
+from portal.models import PartnerSettings, StaffRole
 
 ASSIGNED_TO_ME = "me"
 UNASSIGNED = "none"
@@ -27,10 +28,19 @@ SORTS = {
 
 
 def staff_users() -> QuerySet:
-    """Return the active users who may be assigned an item: partner staff and superusers."""
+    """Return the active staff who may be assigned an item: those whose role reads results."""
+    settings = PartnerSettings.current()
+    reads_results = Q(staff_profile__role__in=PASTORAL_ROLES)
+    if settings.teachers_see_results:
+        # A member of the staff group without a role counts as a teacher (portal.access).
+        reads_results |= Q(staff_profile__role=StaffRole.TEACHER) | Q(
+            staff_profile__isnull=True, groups__name=STAFF_GROUP
+        )
+    if settings.admins_see_results:
+        reads_results |= Q(staff_profile__role=StaffRole.ADMIN) | Q(is_superuser=True)
     return (
         get_user_model()
-        .objects.filter(Q(groups__name=STAFF_GROUP) | Q(is_superuser=True), is_active=True)
+        .objects.filter(reads_results, is_active=True, learner__isnull=True)
         .distinct()
         .order_by("username")
     )
@@ -39,6 +49,7 @@ def staff_users() -> QuerySet:
 def followup_queue(
     *,
     viewer: AbstractBaseUser,
+    scope: QuerySet | None = None,
     status: str = OPEN,
     assignee: str = "",
     area: str = "",
@@ -52,6 +63,8 @@ def followup_queue(
     today = today or timezone.localdate()
     # Erasing a learner deletes their items, so the queue need not join learners to filter.
     items = FollowUp.objects.all()
+    if scope is not None:
+        items = items.filter(learner_id__in=scope)
     if status == OPEN:
         items = items.filter(OPEN_ITEMS)  # the very condition of the partial indexes
     elif status != ALL:
@@ -108,11 +121,13 @@ def _distinct_values(model, column: str) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def followup_detail(pk: int) -> FollowUp | None:
-    """Return one item of an active learner with its areas, notes and people, or None."""
+def followup_detail(pk: int, *, scope: QuerySet | None = None) -> FollowUp | None:
+    """Return one item of an active learner in scope with its areas, notes and people, or None."""
+    items = FollowUp.objects.filter(pk=pk, learner__status=Learner.Status.ACTIVE)
+    if scope is not None:
+        items = items.filter(learner_id__in=scope)
     return (
-        FollowUp.objects.filter(pk=pk, learner__status=Learner.Status.ACTIVE)
-        .select_related("learner", "attempt", "assignee")
+        items.select_related("learner", "attempt", "assignee")
         .defer("attempt__content")  # the questions: tens of kilobytes the page never shows
         .prefetch_related("areas", "notes")
         .first()

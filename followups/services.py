@@ -19,7 +19,7 @@ from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.models import FollowUp, FollowUpArea, FollowUpNote
 from learners.models import Learner
-from portal.access import is_staff_member
+from portal.access import sees_results
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +109,8 @@ def followup_update(
     """Apply a staff member's changes and note to an item, audited; return what changed."""
     if status not in FollowUp.Status.values:
         raise ValueError(f"Unknown follow-up status {status!r}")
-    if assignee is not None and not is_staff_member(assignee):
-        raise ValueError("Only partner staff can be assigned a follow-up")
+    if assignee is not None and not sees_results(assignee):
+        raise ValueError("Only partner staff who read results can be assigned a follow-up")
     with transaction.atomic():
         # Two staff saving at once: each sees the other's committed values, not a stale copy.
         locked = FollowUp.objects.select_for_update().get(pk=follow_up.pk)

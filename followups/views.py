@@ -16,13 +16,14 @@ from followups.selectors import (
     staff_users,
 )
 from followups.services import followup_due_days, followup_update
-from portal.access import staff_required
+from learners.access import learner_scope
+from portal.access import results_required
 from portal.addresses import client_address
 
 PAGE_SIZE = 25
 
 
-@staff_required
+@results_required
 def followup_index(request: HttpRequest) -> HttpResponse:
     """List follow-up items with filters, a sort and pagination."""
     staff = list(staff_users())
@@ -33,7 +34,7 @@ def followup_index(request: HttpRequest) -> HttpResponse:
         risk_levels=followup_risk_levels(),
     )
     filters = form.filters()
-    items = followup_queue(viewer=request.user, **filters)
+    items = followup_queue(viewer=request.user, scope=learner_scope(request.user), **filters)
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)
@@ -51,10 +52,10 @@ def followup_index(request: HttpRequest) -> HttpResponse:
     )
 
 
-@staff_required
+@results_required
 def followup_item(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one item; change its status, assignee or due date, or add a note."""
-    follow_up = followup_detail(pk)
+    follow_up = followup_detail(pk, scope=learner_scope(request.user))
     if follow_up is None:
         raise Http404
     form = FollowUpUpdateForm(

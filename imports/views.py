@@ -28,7 +28,7 @@ from imports.services import (
     import_job_discard,
     import_job_resume_if_stalled,
 )
-from portal.access import staff_required
+from portal.access import whole_school_required
 from portal.addresses import client_address
 from portal.csv_export import csv_download
 
@@ -37,7 +37,7 @@ ROWS_PER_PAGE = 100
 REFRESH_SECONDS = 5
 
 
-@staff_required
+@whole_school_required
 def import_upload(request: HttpRequest) -> HttpResponse:
     """Upload a CSV file; it is checked and previewed, nothing is sent yet."""
     posted = request.method == "POST"
@@ -56,13 +56,13 @@ def import_upload(request: HttpRequest) -> HttpResponse:
     return render(request, "imports/upload.html", {"form": form})
 
 
-@staff_required
+@whole_school_required
 def import_template(request: HttpRequest) -> HttpResponse:
     """Download an empty import file with the columns and one example row."""
     return csv_download("learners-import-template.csv", list(COLUMNS), [TEMPLATE_EXAMPLE])
 
 
-@staff_required
+@whole_school_required
 def import_job(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a job: its preview, its progress while running, or its outcome."""
     job = get_object_or_404(ImportJob, pk=pk)
@@ -84,7 +84,7 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "imports/job.html", context)
 
 
-@staff_required
+@whole_school_required
 def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     """Return a running job's progress for the page's script (its texts in the page's language)."""
     job = get_object_or_404(ImportJob, pk=pk)
@@ -93,7 +93,7 @@ def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(import_progress(job).as_json())
 
 
-@staff_required
+@whole_school_required
 @require_POST
 def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """Start registering the valid rows of a previewed job."""
@@ -105,7 +105,7 @@ def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("imports:job", pk=pk)
 
 
-@staff_required
+@whole_school_required
 @require_POST
 def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
     """Drop a previewed job without registering anyone."""
@@ -119,7 +119,7 @@ def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("imports:upload")
 
 
-@staff_required
+@whole_school_required
 def import_results(request: HttpRequest, pk: int) -> HttpResponse:
     """Download every row's outcome and upstream user_id."""
     job = get_object_or_404(ImportJob, pk=pk)
@@ -130,7 +130,7 @@ def import_results(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@staff_required
+@whole_school_required
 @require_POST
 def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
     """Download the generated passwords, once; they are deleted as they are handed over."""

@@ -6,8 +6,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from learners.access import visible_learners
 from learners.models import Level
 from learners.selectors import learner_list
+from portal.access import sees_results
 
 CHUNK_SIZE = 2000
 # Level names are for people: translated, as the file streams out, into the language of the
@@ -38,15 +40,21 @@ def learner_list_export(
         q=query,
         level=level,
     )
-    return learner_export_rows(query=query, level=level)
+    return learner_export_rows(query=query, level=level, viewer=exported_by)
 
 
-def learner_export_rows(*, query: str = "", level: str = "") -> Iterator[tuple]:
-    """Yield one row per learner of the list's search, erased learners left out."""
+def learner_export_rows(
+    *, query: str = "", level: str = "", viewer: AbstractBaseUser | None = None
+) -> Iterator[tuple]:
+    """Yield one row per learner of the list's search the viewer sees (all when None)."""
     # learner_list already holds only active learners: an erased one has nothing to export.
+    learners = learner_list(query=query, level=level)
+    with_results = True
+    if viewer is not None:
+        learners = visible_learners(viewer, learners)
+        with_results = sees_results(viewer)
     rows = (
-        learner_list(query=query, level=level)
-        .order_by("last_name", "first_name", "username", "pk")
+        learners.order_by("last_name", "first_name", "username", "pk")
         .values_list(
             "username",
             "first_name",
@@ -61,4 +69,6 @@ def learner_export_rows(*, query: str = "", level: str = "") -> Iterator[tuple]:
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
-        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), *row[6:])
+        # The column stays, empty, for staff who do not read results: one file layout for all.
+        risk = row[8] if with_results else ""
+        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), row[6], row[7], risk)

@@ -11,7 +11,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
+from learners.access import visible_groups, visible_learner_or_404, visible_learners
 from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm, LearnerSearchForm
+from learners.groups import learner_current_groups
 from learners.models import Learner
 from learners.selectors import learner_matching, learner_rows
 from learners.services import (
@@ -20,7 +22,7 @@ from learners.services import (
     learner_register,
     learner_results_viewed,
 )
-from portal.access import is_staff_member, staff_required
+from portal.access import is_staff_member, sees_results, sees_whole_school, staff_required
 from portal.addresses import client_address
 from portal.charts import TrendPoint, line_chart
 
@@ -32,7 +34,10 @@ def learner_index(request: HttpRequest) -> HttpResponse:
     """List learners with search, level filter and pagination."""
     form = LearnerSearchForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
-    learners = learner_matching(query=filters.get("q", "").strip(), level=filters.get("level", ""))
+    learners = visible_learners(
+        request.user,
+        learner_matching(query=filters.get("q", "").strip(), level=filters.get("level", "")),
+    )
     page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
     page.object_list = learner_rows(page.object_list)
     query_without_page = request.GET.copy()
@@ -40,7 +45,11 @@ def learner_index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "learners/list.html",
-        {"form": form, "page": page, "query_string": query_without_page.urlencode()},
+        {
+            "form": form,
+            "page": page,
+            "query_string": query_without_page.urlencode(),
+        },
     )
 
 
@@ -48,7 +57,11 @@ def learner_index(request: HttpRequest) -> HttpResponse:
 @staff_required
 def learner_new(request: HttpRequest) -> HttpResponse:
     """Register a learner with the upstream."""
-    form = LearnerRegistrationForm(request.POST if request.method == "POST" else None)
+    form = LearnerRegistrationForm(
+        request.POST if request.method == "POST" else None,
+        groups=visible_groups(request.user),
+        group_required=not sees_whole_school(request.user),
+    )
     if request.method == "POST" and form.is_valid():
         try:
             learner = learner_register(
@@ -71,10 +84,11 @@ def learner_new(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """Show a learner's record, attempt history and latest results."""
-    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    """Show a learner's record, groups, attempt history and (to whom may see them) results."""
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
     attempts = learner_attempts(learner)
-    latest = latest_result(attempts)
+    show_results = sees_results(request.user)
+    latest = latest_result(attempts) if show_results else None
     if latest is not None:
         learner_results_viewed(
             learner=learner,
@@ -89,7 +103,8 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "learner": learner,
             "attempts": attempts,
             "latest_result": latest,
-            **_score_trend(learner, attempts),
+            "groups": learner_current_groups(learner),
+            **(_score_trend(learner, attempts) if show_results else {}),
         },
     )
 
@@ -124,13 +139,15 @@ def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
 @staff_required
 def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpResponse:
     """Show one attempt of a learner and its stored results."""
-    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
     attempt = get_object_or_404(
         AssessmentAttempt.objects.select_related("result"),
         learner=learner,
         assessment_id=assessment_id,
     )
-    if hasattr(attempt, "result"):
+    show_results = sees_results(request.user)
+    result = getattr(attempt, "result", None) if show_results else None
+    if result is not None:
         learner_results_viewed(
             learner=learner,
             assessment_id=attempt.assessment_id,
@@ -140,15 +157,13 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
     return render(
         request,
         "learners/attempt.html",
-        {"learner": learner, "attempt": attempt, "result": getattr(attempt, "result", None)},
+        {"learner": learner, "attempt": attempt, "result": result},
     )
 
 
-def _get_learner_for_password_reset(pk: int) -> Learner:
-    """Return the registered learner, or 404; never an account that is also staff."""
-    learner = get_object_or_404(
-        Learner.objects.select_related("user"), pk=pk, status=Learner.Status.ACTIVE
-    )
+def _get_learner_for_password_reset(user, pk: int) -> Learner:
+    """Return the registered learner the user sees, or 404; never an account that is staff."""
+    learner = visible_learner_or_404(user, pk, status=Learner.Status.ACTIVE)
     # A sign-in account linked by hand (in the admin) to a staff or admin user must not let
     # staff take it over by resetting its password.
     if learner.user.is_staff or is_staff_member(learner.user):
@@ -160,7 +175,7 @@ def _get_learner_for_password_reset(pk: int) -> Learner:
 @staff_required
 def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
     """Set a new password for a learner who forgot theirs."""
-    learner = _get_learner_for_password_reset(pk)
+    learner = _get_learner_for_password_reset(request.user, pk)
     form = LearnerPasswordResetForm(
         request.POST if request.method == "POST" else None, learner=learner
     )

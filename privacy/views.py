@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from learners.models import Learner
-from portal.access import staff_required
+from portal.access import whole_school_required, whole_school_results_required
 from portal.addresses import client_address
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 
@@ -16,7 +16,7 @@ from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 CONFIRM_FIELD = "erase"
 
 
-@staff_required
+@whole_school_results_required
 @require_GET
 def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     """Download everything held about a learner as a JSON file."""
@@ -29,7 +29,7 @@ def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-@staff_required
+@whole_school_required
 def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask to confirm, then erase a learner's personal data here (not upstream)."""
     statuses = [Learner.Status.ACTIVE, Learner.Status.ERASED]

@@ -1,7 +1,7 @@
 """Who may see which page: every URL of the portal, for every role (docs/architecture.md)."""
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 
 import pytest
@@ -16,10 +16,11 @@ from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswe
 from followups.models import FollowUp
 from followups.services import followup_open_for_result
 from imports.models import ImportJob
-from learners.models import Learner
+from learners.models import Learner, SchoolGroup
 from portal.access import STAFF_GROUP
+from portal.models import StaffRole
 from portal.partner_api import Answer, Question
-from tests.factories import make_learner
+from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
 
 State = AssessmentAttempt.State
@@ -35,6 +36,7 @@ TO_LOGIN = f"-> {LOGIN_URL}"
 TO_HOME = "-> /"
 TO_ME = "-> /me/"
 TO_DASHBOARD = "-> /dashboard/"
+TO_SETTINGS = "-> /settings/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
 MINE = "mine"
@@ -45,64 +47,185 @@ class Row:
     """What each kind of visitor gets from one URL and method.
 
     `learner` is the learner whose objects fill the path; `other_learner` is a different
-    learner using that same path. For a URL without objects both are simply a learner.
+    learner using that same path. For a URL without objects both are simply a learner. The
+    same goes for staff who work with groups: `teacher` teaches the class of the learner whose
+    objects fill the path, `other_teacher` teaches another class; `head_of_year` leads the
+    year group that learner is in, `other_head_of_year` one they are not in. The partner's
+    settings are the defaults: teachers and admins do not read results.
     """
 
     anonymous: str
     learner: str
     other_learner: str
-    staff: str
+    admin: str
+    teacher: str
+    other_teacher: str
+    head_of_year: str
+    other_head_of_year: str
+    dsl: str
     superuser: str
 
 
 COLUMNS = [field.name for field in fields(Row)]
+# The people the matrix signs in as (issue: admin, teacher A, teacher B, head of year, DSL,
+# learner, other learner, anonymous), and a superuser, who counts as a partner admin.
+PEOPLE = [
+    "anonymous",
+    "learner",
+    "other_learner",
+    "admin",
+    "teacher_a",
+    "teacher_b",
+    "head_of_year",
+    "dsl",
+    "superuser",
+]
 
-STAFF_PAGE = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, OK, OK)
-LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, NOT_FOUND, NOT_FOUND)
+
+def staff_row(
+    *,
+    admin: str,
+    teacher: str,
+    other_teacher: str,
+    head_of_year: str,
+    other_head_of_year: str,
+    dsl: str,
+    learners: str = NOT_FOUND,
+) -> Row:
+    """Return a row for a staff URL: anonymous visitors sign in, learners get `learners`."""
+    return Row(
+        SIGN_IN,
+        learners,
+        learners,
+        admin,
+        teacher,
+        other_teacher,
+        head_of_year,
+        other_head_of_year,
+        dsl,
+        superuser=admin,
+    )
+
+
+def everyone_on_staff(answer: str) -> Row:
+    return staff_row(
+        admin=answer,
+        teacher=answer,
+        other_teacher=answer,
+        head_of_year=answer,
+        other_head_of_year=answer,
+        dsl=answer,
+    )
+
+
+def whole_school(answer: str) -> Row:
+    """Admins and safeguarding leads only (bulk registration, personal data, operations)."""
+    return staff_row(
+        admin=answer,
+        teacher=NOT_FOUND,
+        other_teacher=NOT_FOUND,
+        head_of_year=NOT_FOUND,
+        other_head_of_year=NOT_FOUND,
+        dsl=answer,
+    )
+
+
+def admins_only(answer: str) -> Row:
+    """Accounts, groups, settings."""
+    return staff_row(
+        admin=answer,
+        teacher=NOT_FOUND,
+        other_teacher=NOT_FOUND,
+        head_of_year=NOT_FOUND,
+        other_head_of_year=NOT_FOUND,
+        dsl=NOT_FOUND,
+    )
+
+
+# Any member of staff, each seeing what their role allows (the list, the dashboard).
+STAFF_PAGE = everyone_on_staff(OK)
+# One learner's record: staff of their groups and the whole-school roles.
+LEARNER_RECORD = staff_row(
+    admin=OK,
+    teacher=OK,
+    other_teacher=NOT_FOUND,
+    head_of_year=OK,
+    other_head_of_year=NOT_FOUND,
+    dsl=OK,
+)
+# Results and follow-ups across the learners a role sees: pastoral staff and the DSLs.
+RESULTS_PAGE = staff_row(
+    admin=NOT_FOUND,
+    teacher=NOT_FOUND,
+    other_teacher=NOT_FOUND,
+    head_of_year=OK,
+    other_head_of_year=OK,
+    dsl=OK,
+)
+RESULTS_EXPORT = staff_row(
+    admin=NOT_FOUND,
+    teacher=NOT_FOUND,
+    other_teacher=NOT_FOUND,
+    head_of_year=NOT_FOUND,
+    other_head_of_year=NOT_FOUND,
+    dsl=OK,
+)
+RESULTS_EXPORT_BY_POST = replace(RESULTS_EXPORT, dsl=NOT_ALLOWED)
+# One learner's follow-up.
+FOLLOW_UP = staff_row(
+    admin=NOT_FOUND,
+    teacher=NOT_FOUND,
+    other_teacher=NOT_FOUND,
+    head_of_year=OK,
+    other_head_of_year=NOT_FOUND,
+    dsl=OK,
+)
+# One class: its staff, and the whole-school roles (a head of year leads the year group).
+CLASS_PAGE = staff_row(
+    admin=OK,
+    teacher=OK,
+    other_teacher=NOT_FOUND,
+    head_of_year=NOT_FOUND,
+    other_head_of_year=NOT_FOUND,
+    dsl=OK,
+)
+LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, *[NOT_FOUND] * 7)
+LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
-POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, NOT_FOUND, NOT_FOUND)
+POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
 
-POST_ONLY_FOR_STAFF = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED)
 TO_IMPORT_JOB = "-> /learners/import/<job>/"
-TO_IMPORT_JOB_FOR_STAFF = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, TO_IMPORT_JOB, TO_IMPORT_JOB)
+TO_CLASS = "-> /classes/<class>/"
 
 # Every URL name of the portal (the admin apart) with what GET and POST must answer.
 # A new URL pattern must be added here, or test_the_matrix_knows_every_url_of_the_portal fails.
 EXPECTED: dict[str, dict[str, Row]] = {
     "home": {
-        "GET": Row(TO_LOGIN, TO_ME, TO_ME, TO_DASHBOARD, TO_DASHBOARD),
-        "POST": Row(TO_LOGIN, TO_ME, TO_ME, TO_DASHBOARD, TO_DASHBOARD),
+        "GET": Row(TO_LOGIN, TO_ME, TO_ME, *[TO_DASHBOARD] * 7),
+        "POST": Row(TO_LOGIN, TO_ME, TO_ME, *[TO_DASHBOARD] * 7),
     },
     "login": {
-        "GET": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
-        "POST": Row(OK, TO_HOME, TO_HOME, TO_HOME, TO_HOME),
+        "GET": Row(OK, *[TO_HOME] * 9),
+        "POST": Row(OK, *[TO_HOME] * 9),
     },
     "logout": {
         # A typed or bookmarked sign-out address asks to confirm; only POST signs out.
-        "GET": Row(TO_LOGIN, OK, OK, OK, OK),
-        "POST": Row(TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN, TO_LOGIN),
+        "GET": Row(TO_LOGIN, *[OK] * 9),
+        "POST": Row(TO_LOGIN, *[TO_LOGIN] * 9),
     },
     "learners:list": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "learners:new": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:detail": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:attempt": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "learners:password_reset": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    # A download: GET only.
-    "privacy:export": {
-        "GET": STAFF_PAGE,
-        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
-    },
+    "learners:detail": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
+    "learners:attempt": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
+    "learners:password_reset": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
+    # A download of everything held, results included, for a subject access request: GET
+    # only, by the whole-school roles that read results.
+    "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},
     # A POST without the confirmation button only shows the confirmation page again.
-    "privacy:erase": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "assessments:my_assessments": {
-        "GET": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
-        "POST": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
-    },
-    "assessments:start": {
-        "GET": POST_ONLY_BY_GET,
-        "POST": Row(SIGN_IN, MINE, MINE, NOT_FOUND, NOT_FOUND),
-    },
+    "privacy:erase": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    "assessments:my_assessments": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
+    "assessments:start": {"GET": POST_ONLY_BY_GET, "POST": LEARNERS_ONLY},
     "assessments:take": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:page": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:check": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
@@ -112,44 +235,65 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     # Autosave of one answer (static/js/autosave.js): JSON, POST only. The matrix's empty
     # POST is a 400 on an open attempt and a 409 on one already sent.
-    "assessments:save_answer": {
-        "GET": POST_ONLY_BY_GET,
-        "POST": Row(SIGN_IN, MINE, NOT_FOUND, NOT_FOUND, NOT_FOUND),
-    },
+    "assessments:save_answer": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     # "Stay signed in" (static/js/session_timeout.js): any learner's own session.
     "assessments:keep_alive": {
         "GET": POST_ONLY_BY_GET,
-        "POST": Row(SIGN_IN, OK, OK, NOT_FOUND, NOT_FOUND),
+        "POST": Row(SIGN_IN, OK, OK, *[NOT_FOUND] * 7),
     },
-    "operations": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "operations": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "dashboard:home": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "followups:queue": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "followups:queue": {"GET": RESULTS_PAGE, "POST": RESULTS_PAGE},
     # A POST without changes or a note shows the item again with a message.
-    "followups:detail": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "imports:upload": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "imports:template": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "imports:job": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "imports:progress": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
-    "imports:results": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "followups:detail": {"GET": FOLLOW_UP, "POST": FOLLOW_UP},
+    "imports:upload": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    "imports:template": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    "imports:job": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    "imports:progress": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    "imports:results": {"GET": whole_school(OK), "POST": whole_school(OK)},
     # Actions on a job are POSTs that come back to the job's page; a finished job can no
     # longer be confirmed or discarded, and this one generated no passwords to download.
-    "imports:confirm": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
-    "imports:discard": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
-    "imports:credentials": {"GET": POST_ONLY_FOR_STAFF, "POST": TO_IMPORT_JOB_FOR_STAFF},
+    "imports:confirm": {"GET": whole_school(NOT_ALLOWED), "POST": whole_school(TO_IMPORT_JOB)},
+    "imports:discard": {"GET": whole_school(NOT_ALLOWED), "POST": whole_school(TO_IMPORT_JOB)},
+    "imports:credentials": {
+        "GET": whole_school(NOT_ALLOWED),
+        "POST": whole_school(TO_IMPORT_JOB),
+    },
     # Downloads: GET only.
     "learners:csv_learners": {
         "GET": STAFF_PAGE,
-        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
+        "POST": everyone_on_staff(NOT_ALLOWED),
     },
     "dashboard:results_csv": {
-        "GET": STAFF_PAGE,
-        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
+        "GET": RESULTS_PAGE,
+        "POST": staff_row(
+            admin=NOT_FOUND,
+            teacher=NOT_FOUND,
+            other_teacher=NOT_FOUND,
+            head_of_year=NOT_ALLOWED,
+            other_head_of_year=NOT_ALLOWED,
+            dsl=NOT_ALLOWED,
+        ),
     },
     # Staff retry any learner's stuck attempt, then come back to the operations page.
     "operations_retry": {
-        "GET": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, NOT_ALLOWED, NOT_ALLOWED),
-        "POST": Row(SIGN_IN, NOT_FOUND, NOT_FOUND, "-> /operations/", "-> /operations/"),
+        "GET": whole_school(NOT_ALLOWED),
+        "POST": whole_school("-> /operations/"),
     },
+    # Groups. Everyone on staff lists the groups they see; admins make and change them.
+    "classes:list": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "classes:new": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "classes:detail": {"GET": CLASS_PAGE, "POST": CLASS_PAGE},
+    "classes:edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    # Moving learners in and out: POSTs that come back to the class's page (an empty choice
+    # says so there).
+    "classes:add_learners": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_CLASS)},
+    "classes:remove_learner": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_CLASS)},
+    # Staff accounts and the partner's settings: admins only.
+    "accounts:staff_list": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "accounts:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "accounts:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
 }
 
 
@@ -286,6 +430,14 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
 
 def object_pk(name: str, owner: Learner) -> int:
     """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
+    if name.startswith("classes:"):
+        # The owner's teaching class (fixture `school`).
+        return SchoolGroup.objects.get(
+            kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner
+        ).pk
+    if name.startswith("accounts:"):
+        # Staff accounts belong to the partner: every role tries the same one.
+        return User.objects.get(username="tara.teacher").pk
     if name.startswith("followups:"):
         return FollowUp.objects.get(learner=owner).pk
     if name.startswith("imports:"):
@@ -306,7 +458,7 @@ def paths_for(
     )
     paths = []
     for attempt in chosen:
-        values = {"pk": object_pk(name, owner), "number": 1}
+        values = {"pk": object_pk(name, owner), "number": 1, "learner_pk": owner.pk}
         if attempt is not None:
             values["assessment_id"] = attempt.assessment_id
             values["attempt_pk"] = attempt.pk
@@ -323,7 +475,8 @@ def describe(response, path: str) -> str:
         if response.url == f"{LOGIN_URL}?next={path}":
             return SIGN_IN
         # Import jobs get new ids in each test: the table names the job page by its role.
-        return "-> " + re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
+        location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
+        return "-> " + re.sub(r"^/classes/\d+/$", "/classes/<class>/", location)
     if response.status_code == 500 and getattr(response, "exc_info", None):
         error = response.exc_info[1]
         return f"500 ({type(error).__name__}: {error})"
@@ -363,35 +516,89 @@ def request_and_judge(
     return actual, describe(response, path) in allowed, bodies
 
 
-@pytest.mark.parametrize("role", COLUMNS)
+@pytest.fixture
+def school(learner, other_learner) -> dict[str, User]:
+    """Two classes, a year group and the staff of each; the learner and other learner apart.
+
+    The learner is in class 10A (taught by Tara) and year group Year 10 (led by Hugo); the
+    other learner is in class 10B (taught by Tom) only.
+    """
+    class_a, class_b = make_group("10A"), make_group("10B")
+    year = make_group("Year 10", kind=SchoolGroup.Kind.YEAR_GROUP)
+    put_in_group(class_a, learner)
+    put_in_group(class_b, other_learner)
+    put_in_group(year, learner)
+    return {
+        "admin": make_staff("ada.admin", role=StaffRole.ADMIN),
+        "teacher_a": make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[class_a]),
+        "teacher_b": make_staff("tom.teacher", role=StaffRole.TEACHER, groups=[class_b]),
+        "head_of_year": make_staff("hugo.hoy", role=StaffRole.HEAD_OF_YEAR, groups=[year]),
+        "dsl": make_staff("dee.dsl", role=StaffRole.DSL),
+    }
+
+
+def column_for(person: str, owner: Learner, learners: list[Learner]) -> str:
+    """Return the matrix column of a person towards the learner whose objects fill the path."""
+    owns = owner == learners[0]  # the learner (class 10A, Year 10); else the other learner
+    if person == "teacher_a":
+        return "teacher" if owns else "other_teacher"
+    if person == "teacher_b":
+        return "other_teacher" if owns else "teacher"
+    if person == "head_of_year":
+        return "head_of_year" if owns else "other_head_of_year"
+    return person
+
+
+def results_of(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> list[str]:
+    """Return what only readers of results may see: the trait titles and chosen answers."""
+    return [
+        detail
+        for detail in private_details(owner, owner_attempts)
+        if detail not in (owner.username, owner.display_name)
+        and not any(detail == attempt.title for attempt in owner_attempts)
+    ]
+
+
+# Columns that see the owner's record but not their results (the partner's defaults).
+RECORD_WITHOUT_RESULTS = {"admin", "superuser", "teacher"}
+# Columns for whom the owner is a learner of another group: nothing of them may show.
+OTHER_GROUP = {"other_teacher", "other_head_of_year"}
+
+
+@pytest.mark.parametrize("person", PEOPLE)
 def test_every_portal_url_answers_each_role_as_the_design_says(
-    role, attempts, learner, other_learner, staff, superuser
+    person, attempts, learner, other_learner, superuser, school
 ):
     people = {"learner": learner.user, "other_learner": other_learner.user}
-    people |= {"staff": staff, "superuser": superuser, "anonymous": None}
-    requester = people[role]
+    people |= {"superuser": superuser, "anonymous": None, **school}
+    requester = people[person]
     learners = [learner, other_learner]
     rows: list[str] = []
     failures: list[str] = []
 
     for owner in learners:
-        if role in ("learner", "other_learner"):
+        own_ids: set[int] = set()
+        if person in ("learner", "other_learner"):
             column = "learner" if requester == owner.user else "other_learner"
-            me = next(person for person in learners if person.user == requester)
+            me = next(someone for someone in learners if someone.user == requester)
             own_ids = {attempt.assessment_id for attempt in attempts[me]}
             forbidden = [
                 detail
-                for person in learners
-                if person != me
-                for detail in private_details(person, attempts[person])
+                for someone in learners
+                if someone != me
+                for detail in private_details(someone, attempts[someone])
             ]
         else:
-            column, own_ids = role, set()
+            column = column_for(person, owner, learners)
             forbidden = []
-            if role == "anonymous":
+            if person == "anonymous":
                 forbidden = [
-                    d for person in learners for d in private_details(person, attempts[person])
+                    d for someone in learners for d in private_details(someone, attempts[someone])
                 ]
+            elif column in OTHER_GROUP:
+                forbidden = private_details(owner, attempts[owner])
+            elif column in RECORD_WITHOUT_RESULTS:
+                forbidden = results_of(owner, attempts[owner])
 
         for name, params in portal_urls():
             for path in paths_for(name, params, owner, attempts[owner]):
@@ -404,15 +611,15 @@ def test_every_portal_url_answers_each_role_as_the_design_says(
                     leaks = [d for d in forbidden if any(d.encode() in body for body in bodies)]
                     ok = ok and not leaks
                     line = (
-                        f"{'ok ' if ok else 'BAD'} {column:<13} {method:<4} {path:<38} "
-                        f"expected {expected:<18} got {actual}"
+                        f"{'ok ' if ok else 'BAD'} {column:<18} {method:<4} {path:<38} "
+                        f"expected {expected:<20} got {actual}"
                         + (f"  LEAKS {leaks}" if leaks else "")
                     )
                     rows.append(line)
                     if not ok:
                         failures.append(f"{name}: {line}")
 
-    print(f"\n--- {role} (requests as {requester or 'nobody'}) ---")
+    print(f"\n--- {person} (requests as {requester or 'nobody'}) ---")
     print("\n".join(rows))
     assert not failures, "\n".join(failures)
 

@@ -309,10 +309,10 @@ def _grow_cohort(size: int) -> None:
 def test_the_dashboard_runs_the_same_queries_whatever_the_data_size(
     staff_client, django_assert_num_queries, query
 ):
-    # Four for every staff page (session, user with learner, staff group, the upstream
+    # Three for every staff page (session, user with learner and staff role, the upstream
     # banner); then learners registered, attempts under way or waiting, risk levels and
     # focus areas.
-    expected = 8
+    expected = 7
     staff_client.get("/dashboard/")  # the session's activity time is saved now, not below
     _grow_cohort(2)
     with django_assert_num_queries(expected):

@@ -213,10 +213,10 @@ def _results(count: int, *, prefix: str) -> None:
 def test_an_export_runs_the_same_queries_for_10_and_100_rows(
     staff_client, django_assert_num_queries, url
 ):
-    # Four for a staff request that records an audit event (session, user, staff group, the
-    # event), then one for the rows and, for results, one for a chunk's focus areas: the
+    # Three for a staff request that records an audit event (session, user with staff role,
+    # the event), then one for the rows and, for results, one for a chunk's focus areas: the
     # same for 10 rows or 2,000.
-    expected = 5 + (url == "/learners/results.csv")
+    expected = 4 + (url == "/learners/results.csv")
     for prefix, added, size in (("small", 10, 10), ("big", 90, 100)):
         _results(added, prefix=prefix)
         rows_of(staff_client.get(url))  # the session's activity time is saved now, not below
