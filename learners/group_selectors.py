@@ -1,0 +1,73 @@
+"""Reads of the group pages: groups with their sizes, a group's members now and before."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
+
+from assessments.selectors import with_latest_attempt
+from learners.access import visible_groups
+from learners.models import GroupMembership, Learner, SchoolGroup, current_academic_year
+from learners.selectors import LEARNER_LIST_ORDER, learner_matching
+from portal.access import STAFF_GROUP
+
+CANDIDATES_SHOWN = 25
+
+
+def group_index(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
+    """Return the groups the user sees, each with its current number of learners."""
+    return visible_groups(user).annotate(
+        learner_count=Count(
+            "memberships",
+            filter=Q(memberships__left_at__isnull=True, memberships__learner__status="active"),
+        )
+    )
+
+
+def group_members(group: SchoolGroup) -> dict:
+    """Return a group's staff, current learners (with their latest attempt) and past members."""
+    current = with_latest_attempt(
+        Learner.objects.filter(
+            status=Learner.Status.ACTIVE,
+            group_memberships__group=group,
+            group_memberships__left_at__isnull=True,
+        )
+    ).order_by(*LEARNER_LIST_ORDER)
+    former = (
+        GroupMembership.objects.filter(group=group, left_at__isnull=False)
+        .filter(learner__status=Learner.Status.ACTIVE)
+        .select_related("learner")
+        .order_by("-left_at")
+    )
+    staff = group.staff.order_by("last_name", "first_name", "username")
+    return {"members": list(current), "former_members": list(former), "staff": list(staff)}
+
+
+def group_candidates(group: SchoolGroup, query: str) -> QuerySet[Learner]:
+    """Return registered learners matching a search who are not in the group now."""
+    in_group = group.memberships.filter(left_at__isnull=True).values("learner_id")
+    matching = learner_matching(query=query).exclude(pk__in=in_group)
+    return Learner.objects.filter(pk__in=matching[:CANDIDATES_SHOWN].values("pk")).order_by(
+        *LEARNER_LIST_ORDER
+    )
+
+
+def groups_by_name() -> dict[str, int]:
+    """Return each group's id by its case-folded name, this year's group where names repeat."""
+    year = current_academic_year()
+    found: dict[str, int] = {}
+    # Oldest first, this year's last: a name used in several years means this year's group.
+    rows = SchoolGroup.objects.values_list("name", "academic_year", "pk")
+    for name, _year, pk in sorted(rows, key=lambda row: (row[1] == year, row[1])):
+        found[name.casefold()] = pk
+    return found
+
+
+def staff_accounts(*, include_inactive: bool = False) -> QuerySet:
+    """Return the staff accounts (never a learner's) by name; only those who can sign in."""
+    accounts = get_user_model().objects.filter(
+        Q(staff_profile__isnull=False) | Q(groups__name=STAFF_GROUP) | Q(is_superuser=True),
+        learner__isnull=True,
+    )
+    if not include_inactive:
+        accounts = accounts.filter(is_active=True)
+    return accounts.distinct().order_by("last_name", "first_name", "username")
