@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "followups",
     "imports",
     "privacy",
+    "accounts",
     "demo",
 ]
 
@@ -217,6 +218,7 @@ LOGGED_APPS = (
     "dashboard",
     "followups",
     "privacy",
+    "accounts",
     "demo",
 )
 LOGGING = {

@@ -1,0 +1,141 @@
+"""Forms of the staff pages: a new account, a changed one, and the partner's settings."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from learners.models import SchoolGroup
+from portal.forms import ClearRequiredMessages
+from portal.models import PartnerSettings, StaffRole
+
+
+class GroupsField(forms.ModelMultipleChoiceField):
+    """Groups as checkboxes, named with their year."""
+
+    widget = forms.CheckboxSelectMultiple
+
+    def label_from_instance(self, group: SchoolGroup) -> str:
+        return f"{group.name} ({group.academic_year})"
+
+
+class StaffAccountForm(ClearRequiredMessages, forms.Form):
+    """The role, groups and email of a staff account."""
+
+    required_messages = {
+        "email": gettext_lazy("Enter the email address."),
+        "role": gettext_lazy("Choose the role."),
+    }
+
+    email = forms.EmailField(label=gettext_lazy("Email"))
+    role = forms.ChoiceField(
+        label=gettext_lazy("Role"),
+        choices=[("", gettext_lazy("Choose a role")), *StaffRole.choices],
+        help_text=gettext_lazy(
+            "Partner admin: accounts, groups and settings. Teacher: their groups' learners and "
+            "progress. Head of Year: their groups' results and follow-ups. Safeguarding leads: "
+            "every result and follow-up."
+        ),
+    )
+    groups = GroupsField(
+        queryset=SchoolGroup.objects.none(),
+        required=False,
+        label=gettext_lazy("Groups they work with"),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["groups"].queryset = SchoolGroup.objects.order_by("-academic_year", "name")
+
+
+class StaffNewForm(StaffAccountForm):
+    """A new staff account: who it is, its role and groups, and a first password."""
+
+    required_messages = {
+        **StaffAccountForm.required_messages,
+        "username": gettext_lazy("Enter the username."),
+        "password1": gettext_lazy("Enter a password."),
+        "password2": gettext_lazy("Enter the password again."),
+    }
+
+    username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
+    first_name = forms.CharField(label=gettext_lazy("First name"), max_length=150, required=False)
+    last_name = forms.CharField(label=gettext_lazy("Last name"), max_length=150, required=False)
+    password1 = forms.CharField(
+        label=gettext_lazy("Password"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
+    )
+    password2 = forms.CharField(
+        label=gettext_lazy("Password again"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    field_order = ["username", "first_name", "last_name", "email", "role", "groups"]
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"].strip()
+        if get_user_model().objects.filter(username__iexact=username).exists():
+            raise ValidationError(_("That username is already taken. Choose another."))
+        return username
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        first, second = cleaned.get("password1"), cleaned.get("password2")
+        if first and second and first != second:
+            self.add_error("password2", _("The two passwords differ. Type the same one twice."))
+        elif first:
+            user = get_user_model()(
+                username=cleaned.get("username", ""),
+                email=cleaned.get("email", ""),
+                first_name=cleaned.get("first_name", ""),
+                last_name=cleaned.get("last_name", ""),
+            )
+            try:
+                validate_password(first, user)
+            except ValidationError as error:
+                self.add_error("password1", error)
+        return cleaned
+
+
+class StaffChangeForm(StaffAccountForm):
+    """A staff account's role, groups, email, and whether it may sign in."""
+
+    is_active = forms.BooleanField(
+        label=gettext_lazy("Can sign in"),
+        required=False,
+        help_text=gettext_lazy("Untick when someone leaves: their account and its history stay."),
+    )
+
+    @classmethod
+    def for_account(cls, data, *, account) -> "StaffChangeForm":
+        """Return the form filled with the account's current values (or the posted ones)."""
+        profile = getattr(account, "staff_profile", None)
+        initial = {
+            "email": account.email,
+            "role": StaffRole.ADMIN if account.is_superuser else getattr(profile, "role", ""),
+            "groups": list(account.group_links.values_list("group_id", flat=True)),
+            "is_active": account.is_active,
+        }
+        return cls(data, initial=initial)
+
+
+class PartnerSettingsForm(forms.ModelForm):
+    """Who sees results, besides the pastoral staff and the safeguarding leads."""
+
+    class Meta:
+        model = PartnerSettings
+        fields = ["teachers_see_results", "admins_see_results"]
+        help_texts = {
+            "teachers_see_results": gettext_lazy(
+                "Off: teachers see who has started and finished, not what a learner answered "
+                "or their results."
+            ),
+            "admins_see_results": gettext_lazy(
+                "Off: partner admins keep learners' records without reading their results."
+            ),
+        }
