@@ -23,11 +23,12 @@ from django.views.decorators.debug import sensitive_variables
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_encrypt, password_generate
 from learners.forms import LearnerRegistrationForm
+from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 
 # The columns are the spec's field names; the template offers them in this order.
-COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level")
+COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level", "class")
 REQUIRED_COLUMNS = ("username", "dob")
 # A name no demo learner has, so the template uploaded as it is checks cleanly.
 TEMPLATE_EXAMPLE = (
@@ -38,7 +39,10 @@ TEMPLATE_EXAMPLE = (
     "Example",
     "Pupil",
     Level.SECONDARY.value,
+    "",
 )
+# Several groups in one `class` cell: "7B; Year 7".
+GROUP_SEPARATOR = ";"
 LEVEL_CODES = Level.values
 EMAIL_MAX_LENGTH = 254
 # Cells are cut to this for the preview and the result file of a row that is skipped anyway.
@@ -89,6 +93,8 @@ def _import_row_fields() -> _SharedFields:
     """Return the registration form's fields, with a blank password allowed (it is generated)."""
     fields = copy.deepcopy(LearnerRegistrationForm().fields)
     fields["password"].required = False
+    # One file names groups in its own `class` column (several per cell), checked in batches.
+    del fields["school_class"]
     fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
     # Lazy: these fields are set up once, at import time; the message is translated when shown.
     fields["level"].error_messages["invalid_choice"] = lazy(_level_codes_message, str)()
@@ -196,9 +202,9 @@ def _check_header(columns: list[str]) -> None:
             # as they are.
             ngettext(
                 "The header row has unknown column %(unknown)s. The columns are: %(expected)s "
-                "(password, email, first_name, last_name and level may be left out).",
+                "(password, email, first_name, last_name, level and class may be left out).",
                 "The header row has unknown columns %(unknown)s. The columns are: %(expected)s "
-                "(password, email, first_name, last_name and level may be left out).",
+                "(password, email, first_name, last_name, level and class may be left out).",
                 len(unknown),
             )
             % {"unknown": ", ".join(_shown(column) for column in unknown), "expected": expected}
@@ -231,6 +237,7 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
     `first_seen` maps each lower-cased username met so far in the file to its row number.
     """
     taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
+    groups = groups_by_name()
     checked = []
     for row in file_rows:
         values = {column: row.values.get(column, "").strip() for column in COLUMNS}
@@ -242,6 +249,9 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
             for field, messages in form.errors.items()
             for message in messages
         ]
+        group_ids, unknown_groups = _groups_named(values["class"], groups)
+        if unknown_groups:
+            problems.append(_unknown_groups_problem(unknown_groups))
         if row.extra_cells:
             problems.append(
                 ngettext(
@@ -283,12 +293,36 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
                             % {"username": username},
                         )
                     )
-        checked.append(_import_row(job, row.number, form, values, problems))
+        checked.append(_import_row(job, row.number, form, values, problems, group_ids))
     return checked
 
 
+def _groups_named(cell: str, groups: dict[str, int]) -> tuple[list[int], list[str]]:
+    """Return the ids of the groups a `class` cell names, and the names that match none."""
+    names = [name.strip() for name in cell.split(GROUP_SEPARATOR) if name.strip()]
+    found = [groups[name.casefold()] for name in names if name.casefold() in groups]
+    return sorted(set(found)), [name for name in names if name.casefold() not in groups]
+
+
+def _unknown_groups_problem(names: list[str]) -> str:
+    shown = ", ".join(_shown(name) for name in names)
+    return _field_problem(
+        "class",
+        ngettext(
+            "There is no group called %(names)s. Make it on the Classes page first, or correct "
+            "the name (several groups are separated by ;).",
+            "There are no groups called %(names)s. Make them on the Classes page first, or "
+            "correct the names (several groups are separated by ;).",
+            len(names),
+        )
+        % {"names": shown},
+    )
+
+
 @sensitive_variables("password", "values")
-def _import_row(job: ImportJob, number: int, form, values: dict, problems: list[str]) -> ImportRow:
+def _import_row(
+    job: ImportJob, number: int, form, values: dict, problems: list[str], group_ids: list[int]
+) -> ImportRow:
     """Build the ImportRow of a checked row; only a valid row keeps a password (encrypted)."""
     if problems:
         return ImportRow(
@@ -321,6 +355,7 @@ def _import_row(job: ImportJob, number: int, form, values: dict, problems: list[
         level=data["level"],
         password_encrypted=password_encrypt(password),
         password_generated=generated,
+        group_ids=group_ids,
     )
 
 

@@ -84,6 +84,8 @@ class ImportRow(models.Model):
     email = models.CharField(max_length=254, blank=True)
     dob = models.DateField(gettext_lazy("date of birth"), null=True, blank=True)
     level = models.CharField(max_length=32, blank=True)
+    # The groups the file's `class` cell named, joined once the learner is registered.
+    group_ids = models.JSONField(default=list, blank=True)
     # Fernet-encrypted (imports.passwords), wiped once hashed locally; a generated one
     # is kept until its one-time credentials download or an hour after the job finished.
     password_encrypted = models.TextField(blank=True)

@@ -24,7 +24,8 @@ from django.views.decorators.debug import sensitive_variables
 
 from imports.models import ImportRow
 from imports.passwords import password_decrypt
-from learners.models import Learner
+from learners.groups import group_learners_add
+from learners.models import Learner, SchoolGroup
 from learners.registration import (
     MAYBE_REGISTERED,
     UNUSABLE_ID,
@@ -263,6 +264,13 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 return False
             # The account opens once its password is hashed (import_row_make_signin_ready).
             learner_activate(learner=row.learner, upstream_user_id=user_id, account_ready=False)
+            for group in SchoolGroup.objects.filter(pk__in=row.group_ids):
+                group_learners_add(
+                    group=group,
+                    learners=[row.learner],
+                    added_by=row.job.confirmed_by,
+                    address=None,
+                )
     except DatabaseError:
         logger.exception("Import row %s: the upstream's learner id could not be stored", row.pk)
         _row_fail(row, UNUSABLE_ID)

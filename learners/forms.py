@@ -7,10 +7,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from learners.models import Level
+from learners.group_fields import GroupChoiceField
+from learners.models import Level, SchoolGroup
 from learners.selectors import username_taken
 from portal.forms import ClearRequiredMessages
 
@@ -64,6 +66,31 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         required=False,
         help_text=gettext_lazy("Further education, secondary or primary."),
     )
+    school_class = GroupChoiceField(
+        queryset=SchoolGroup.objects.none(),
+        required=False,
+        label=gettext_lazy("Class or group (optional)"),
+        empty_label=gettext_lazy("No group"),
+        help_text=gettext_lazy(
+            "Its staff see the learner. A learner in no group is seen by partner admins and "
+            "safeguarding leads only."
+        ),
+    )
+
+    def __init__(
+        self, *args, groups: QuerySet[SchoolGroup] | None = None, group_required=False, **kwargs
+    ):
+        super().__init__(*args, **kwargs)
+        field = self.fields["school_class"]
+        field.queryset = groups if groups is not None else SchoolGroup.objects.all()
+        if group_required:
+            # Staff who see only their groups' learners would lose sight of a learner they
+            # registered into no group.
+            field.required = True
+            field.label = _("Class or group")
+            field.empty_label = None
+            field.help_text = _("One of your groups: its staff see the learner.")
+            field.error_messages["required"] = _("Choose the class or group.")
 
     def clean_username(self) -> str:
         username = self.cleaned_data["username"]

@@ -10,7 +10,8 @@ from django.views.decorators.debug import sensitive_variables
 
 from audit.models import AuditEvent
 from audit.services import audit_record
-from learners.models import Learner
+from learners.groups import group_learners_add
+from learners.models import Learner, SchoolGroup
 from learners.registration import (
     UNUSABLE_ID,
     learner_activate,
@@ -47,10 +48,12 @@ def learner_register(
     first_name: str = "",
     last_name: str = "",
     level: str = "",
+    school_class: SchoolGroup | None = None,
 ) -> Learner:
     """Register a learner locally and upstream, audited; on failure keep nothing and say why.
 
-    `address` is the client address of the staff member's request (None from a command).
+    `address` is the client address of the staff member's request (None from a command);
+    `school_class` the group the learner joins once registered.
     """
     fields = {"email": email, "first_name": first_name, "last_name": last_name, "level": level}
     learner = _learner_create_pending(
@@ -78,6 +81,10 @@ def learner_register(
                 action=AuditEvent.Action.LEARNER_REGISTERED,
                 learner=learner,
             )
+            if school_class is not None:
+                group_learners_add(
+                    group=school_class, learners=[learner], added_by=registered_by, address=address
+                )
     except DatabaseError as error:
         # The upstream handed out a user_id we already hold (or cannot store): keep no
         # half-made record.

@@ -72,7 +72,7 @@ def test_the_template_names_the_spec_fields_and_gives_one_example(staff_client):
 
     assert response["Content-Type"] == "text/csv"
     rows = csv_rows(response)
-    assert rows[0] == HEADER.split(",")
+    assert rows[0] == [*HEADER.split(","), "class"]  # class: optional, groups separated by ;
     assert len(rows) == 2
     assert rows[1][0] and rows[1][2] == "2009-03-27" and rows[1][6] == "LOA_PARTNER_LEVEL2"
 
