@@ -1,0 +1,218 @@
+"""Staff accounts and roles: add_staff, the staff pages, and the partner's settings."""
+
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from audit.models import AuditEvent
+from learners.models import SchoolGroup
+from portal.access import sees_results, staff_role
+from portal.models import PartnerSettings, StaffRole
+from tests.factories import PASSWORD, completed, make_group, make_learner, make_staff, put_in_group
+
+STAFF_PASSWORD = "Sturdy-Lantern-Harbour-7"
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def add_staff(*args: str) -> str:
+    out = io.StringIO()
+    call_command("add_staff", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def admin(db) -> User:
+    return make_staff("ada.admin", role=StaffRole.ADMIN)
+
+
+# add_staff -------------------------------------------------------------------------------------
+
+
+def test_add_staff_makes_an_account_with_its_role_groups_and_password(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
+    existing = make_group("7B")
+
+    output = add_staff(
+        "tara.teacher", "--email", "tara@school.example", "--role", "teacher",
+        "--group", "7b", "--group", "Year 7",
+    )  # fmt: skip
+
+    tara = User.objects.get(username="tara.teacher")
+    assert staff_role(tara) == StaffRole.TEACHER and tara.email == "tara@school.example"
+    assert set(tara.school_groups.values_list("name", flat=True)) == {"7B", "Year 7"}
+    assert existing in tara.school_groups.all()
+    assert Client().login(username="tara.teacher", password=STAFF_PASSWORD)
+    assert "Added tara.teacher as Teacher." in output and STAFF_PASSWORD not in output
+    assert AuditEvent.objects.filter(action=AuditEvent.Action.STAFF_ADDED).exists()
+
+
+def test_add_staff_makes_a_head_of_years_missing_group_a_year_group(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
+
+    add_staff("hugo.hoy", "--email", "h@school.example", "--role", "head_of_year", "--group", "Y9")
+
+    assert SchoolGroup.objects.get(name="Y9").kind == SchoolGroup.Kind.YEAR_GROUP
+
+
+def test_add_staff_prompts_for_the_password_in_a_terminal(db, monkeypatch):
+    monkeypatch.delenv("STAFF_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    answers = iter([STAFF_PASSWORD, STAFF_PASSWORD])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+
+    add_staff("dee.dsl", "--email", "dee@school.example", "--role", "dsl")
+
+    assert Client().login(username="dee.dsl", password=STAFF_PASSWORD)
+
+
+def test_add_staff_without_a_password_or_a_terminal_says_what_to_do(db, monkeypatch):
+    monkeypatch.delenv("STAFF_PASSWORD", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+
+    with pytest.raises(CommandError, match="Set STAFF_PASSWORD"):
+        add_staff("dee.dsl", "--email", "dee@school.example", "--role", "dsl")
+    assert not User.objects.filter(username="dee.dsl").exists()
+
+
+def test_add_staff_refuses_a_weak_password_and_a_bad_role(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", "12345678")
+
+    with pytest.raises(CommandError, match="too common|entirely numeric"):
+        add_staff("dee.dsl", "--email", "dee@school.example", "--role", "dsl")
+    with pytest.raises(CommandError):
+        add_staff("dee.dsl", "--email", "dee@school.example", "--role", "headteacher")
+
+
+def test_add_staff_run_again_changes_the_role_and_keeps_the_account(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
+    add_staff("dee.dsl", "--email", "dee@school.example", "--role", "deputy_dsl")
+
+    add_staff("dee.dsl", "--email", "dee@school.example", "--role", "dsl")
+
+    assert User.objects.filter(username="dee.dsl").count() == 1
+    assert staff_role(User.objects.get(username="dee.dsl")) == StaffRole.DSL
+
+
+def test_add_staff_never_turns_a_learners_account_into_staff(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
+    learner = make_learner("lee.learner", "u-lee")
+
+    with pytest.raises(CommandError, match="not staff"):
+        add_staff("lee.learner", "--email", "l@school.example", "--role", "admin")
+    assert staff_role(User.objects.get(pk=learner.user_id)) is None
+
+
+def test_a_superuser_counts_as_a_partner_admin(db):
+    root = User.objects.create_superuser("root.admin", password=PASSWORD)
+
+    assert staff_role(root) == StaffRole.ADMIN
+    assert signed_in(root).get("/staff/").status_code == 200
+
+
+# The staff pages --------------------------------------------------------------------------------
+
+
+def test_an_admin_adds_a_staff_account_with_a_role_and_groups(admin):
+    class_7b = make_group("7B")
+
+    response = signed_in(admin).post(
+        "/staff/new/",
+        {"username": "tom.teacher", "email": "tom@school.example", "role": "teacher",
+         "groups": [class_7b.pk], "password1": STAFF_PASSWORD, "password2": STAFF_PASSWORD},
+    )  # fmt: skip
+
+    tom = User.objects.get(username="tom.teacher")
+    assert response.status_code == 302
+    assert staff_role(tom) == StaffRole.TEACHER and list(tom.school_groups.all()) == [class_7b]
+    event = AuditEvent.objects.get(action=AuditEvent.Action.STAFF_ADDED)
+    assert event.actor == admin and event.detail == {
+        "account": "tom.teacher", "role": "teacher", "groups": ["7B"]
+    }  # fmt: skip
+    assert STAFF_PASSWORD not in str(event.detail)
+
+
+def test_an_admin_changes_a_role_and_it_is_audited(admin):
+    tom = make_staff("tom.teacher", role=StaffRole.TEACHER)
+
+    signed_in(admin).post(
+        f"/staff/{tom.pk}/", {"email": "tom@school.example", "role": "head_of_year",
+                              "is_active": "on"}
+    )  # fmt: skip
+
+    tom = User.objects.get(pk=tom.pk)
+    assert staff_role(tom) == StaffRole.HEAD_OF_YEAR
+    event = AuditEvent.objects.get(action=AuditEvent.Action.STAFF_CHANGED)
+    assert event.detail["role"] == "head_of_year" and event.actor == admin
+
+
+def test_an_admin_cannot_take_away_their_own_admin_role(admin):
+    response = signed_in(admin).post(
+        f"/staff/{admin.pk}/", {"email": "ada@school.example", "role": "teacher", "is_active": "on"}
+    )
+
+    assert "You cannot take away your own admin role" in response.content.decode()
+    assert staff_role(User.objects.get(pk=admin.pk)) == StaffRole.ADMIN
+
+
+def test_an_account_that_may_no_longer_sign_in_cannot(admin):
+    tom = make_staff("tom.teacher", role=StaffRole.TEACHER)
+
+    signed_in(admin).post(f"/staff/{tom.pk}/", {"email": "t@school.example", "role": "teacher"})
+
+    assert not Client().login(username="tom.teacher", password=PASSWORD)
+
+
+# Who reads results ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pupil_with_results(db):
+    pupil = make_learner("pip.pupil", "u-pip")
+    completed(pupil, "2026-09-10", risk="HIGH", areas={"Sleep": "yes"})
+    return pupil
+
+
+def test_by_default_a_teacher_sees_progress_but_not_results(pupil_with_results):
+    class_7b = make_group("7B")
+    put_in_group(class_7b, pupil_with_results)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[class_7b])
+
+    page = signed_in(teacher).get(f"/learners/{pupil_with_results.pk}/").content.decode()
+
+    assert "Completed" in page and "HIGH" not in page and "Latest results" not in page
+    assert "Results are shown to the learner's pastoral staff" in page
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.RESULTS_VIEWED).exists()
+
+
+def test_the_partner_lets_teachers_read_results_and_it_is_audited(admin, pupil_with_results):
+    class_7b = make_group("7B")
+    put_in_group(class_7b, pupil_with_results)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[class_7b])
+
+    signed_in(admin).post("/settings/", {"teachers_see_results": "on"})
+
+    assert PartnerSettings.current().teachers_see_results
+    assert sees_results(User.objects.get(pk=teacher.pk))
+    page = signed_in(teacher).get(f"/learners/{pupil_with_results.pk}/").content.decode()
+    assert "HIGH" in page and "Latest results" in page
+    event = AuditEvent.objects.get(action=AuditEvent.Action.SETTINGS_CHANGED)
+    assert event.detail == {"teachers_see_results": True}
+
+
+def test_an_admin_keeps_records_without_reading_results_unless_the_partner_says(
+    admin, pupil_with_results
+):
+    client = signed_in(admin)
+    assert "HIGH" not in client.get(f"/learners/{pupil_with_results.pk}/").content.decode()
+
+    client.post("/settings/", {"admins_see_results": "on"})
+
+    assert "HIGH" in signed_in(admin).get(f"/learners/{pupil_with_results.pk}/").content.decode()
