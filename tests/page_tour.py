@@ -3,17 +3,25 @@
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from django.utils import timezone
+
 from imports.services import import_job_create_from_csv
+from learners.models import GroupMembership
+from portal.models import StaffRole
 from tests.browsing import browser_sign_in
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
     SLEEP,
+    cohort_learner,
     completed,
     flagged,
     good_rows,
     make_attempt,
+    make_group,
     make_result,
+    make_staff,
+    put_in_group,
     upload_file,
 )
 
@@ -80,6 +88,46 @@ LEARNER = [
 ]
 
 
+def school_stops(*, group_pk: int, teacher_pk: int) -> list[Stop]:
+    """Return the admin's pages: classes, staff accounts, settings."""
+    return [
+        Stop("classes", "/classes/"),
+        Stop("class-new-errors", "/classes/new/", submit_without_browser_checks),
+        Stop("class", f"/classes/{group_pk}/"),
+        Stop("class-find-learners", f"/classes/{group_pk}/?q=pupil"),
+        Stop("class-edit", f"/classes/{group_pk}/edit/"),
+        Stop("staff-accounts", "/staff/"),
+        Stop("staff-new-errors", "/staff/new/", submit_without_browser_checks),
+        Stop("staff-edit", f"/staff/{teacher_pk}/"),
+        Stop("settings", "/settings/"),
+    ]
+
+
+def teacher_stops(*, group_pk: int, learner_pk: int) -> list[Stop]:
+    """Return a teacher's pages: their class, a learner's progress without results."""
+    return [
+        Stop("teacher-dashboard", "/dashboard/"),
+        Stop("teacher-classes", "/classes/"),
+        Stop("teacher-class", f"/classes/{group_pk}/"),
+        Stop("teacher-learner", f"/learners/{learner_pk}/"),
+    ]
+
+
+def fill_school(*, learner, other_learner) -> list[tuple[object, list[Stop]]]:
+    """Make a class with a teacher, a former member and an admin; return their visits."""
+    group = make_group("7B")
+    put_in_group(group, learner, other_learner)
+    leaver = cohort_learner(name="lena.leaver")
+    GroupMembership.objects.create(group=group, learner=leaver, left_at=timezone.now())
+    cohort_learner(name="nico.pupil")  # outside the class: found by the admin's search
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group])
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    return [
+        (admin, school_stops(group_pk=group.pk, teacher_pk=teacher.pk)),
+        (teacher, teacher_stops(group_pk=group.pk, learner_pk=other_learner.pk)),
+    ]
+
+
 def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Stop]]]:
     """Put something on every page; return who visits which pages (None: a visitor)."""
     make_attempt(learner, assessment_id=41)
@@ -98,6 +146,7 @@ def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Sto
         (None, ANONYMOUS),
         (staff, staff_stops(trend_pk=other_learner.pk, followup_pk=followup.pk, import_pk=job.pk)),
         (learner.user, LEARNER),
+        *fill_school(learner=learner, other_learner=other_learner),
     ]
 
 

@@ -30,6 +30,7 @@ from tests.factories import (
     upload_file,
 )
 from tests.journeys import page_url
+from tests.page_tour import fill_school, visit_as
 from tests.portal_urls import portal_urls
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -276,6 +277,17 @@ def test_pages_after_registering_through_the_sandbox_pass_axe(
     page.get_by_text("Import finished").first.wait_for(timeout=10000)
     assert_accessible(page, "a finished import with a skipped row")
     page.close()
+
+
+def test_class_staff_and_settings_pages_pass_axe(
+    browser, live_server, learner, other_learner, viewport
+):
+    """An admin's pages (classes, staff accounts, settings) and a teacher's, in each state."""
+    for user, stops in fill_school(learner=learner, other_learner=other_learner):
+        page = browser.new_page(viewport=viewport)
+        for stop, shown in visit_as(page, live_server.url, user, stops):
+            assert_accessible(shown, f"{stop.name} as {user.username}")
+        page.close()
 
 
 # Pages and states beyond the named list ---------------------------------------------------------
@@ -641,6 +653,8 @@ NOT_A_PAGE = {
     "imports:discard": "POST only; redirects to the upload page (checked)",
     "privacy:export": "a JSON download",
     "operations_retry": "POST only; redirects to the operations page (checked)",
+    "classes:add_learners": "POST only; redirects to the class page (checked with a search)",
+    "classes:remove_learner": "POST only; redirects to the class page (checked)",
 }
 
 
