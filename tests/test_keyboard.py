@@ -11,7 +11,9 @@ import pytest
 
 from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
-from tests.factories import PASSWORD
+from learners.models import SchoolGroup
+from portal.models import StaffRole
+from tests.factories import PASSWORD, cohort_learner, make_staff
 from tests.journeys import LEARNER_PASSWORD, register_pupil
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -428,3 +430,40 @@ def test_the_session_timeout_warning_works_with_the_keyboard(
             "will be signed out with no further warning"
         )
     page.close()
+
+
+def test_an_admin_makes_a_class_and_puts_a_learner_in_it_with_the_keyboard_alone(
+    browser, live_server, db, viewport
+):
+    """Tab, type, arrows, Space and Enter: make 7B, find a pupil, tick them, add them."""
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    pupil = cohort_learner(name="pia.pupil")
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(page, admin.username, PASSWORD)
+    page.goto(live_server.url + "/classes/")
+    settled(page)
+
+    tab_until(page, "main a[href='/classes/new/']", "classes page")
+    press_and_load(page)
+    where = "new class page"
+    reach(page, "#id_name", where)
+    page.keyboard.type("7B")
+    tab_to_next(page, "#id_level", where)
+    page.keyboard.press("ArrowDown")  # the first level after "Choose a level"
+    tab_until(page, "main button[type=submit]", where)
+    press_and_load(page)
+
+    group = SchoolGroup.objects.get(name="7B")
+    assert urlsplit(page.url).path == f"/classes/{group.pk}/"
+    where = "class page"
+    tab_until(page, "#learner-search", where)
+    page.keyboard.type("pia")
+    press_and_load(page)
+    tab_until(page, "input[name=learners]", "class page with search results")
+    page.keyboard.press("Space")
+    tab_until(page, f"main form[action$='/classes/{group.pk}/learners/'] button", where)
+    press_and_load(page)
+
+    assert list(group.memberships.values_list("learner_id", flat=True)) == [pupil.pk]
+    assert "1 learner added to 7B." in page.inner_text(".messages")
