@@ -20,9 +20,12 @@ STAFF_USERNAME = "bench.staff"
 def staff_client() -> Client:
     """Return a test client signed in as the bench's staff member."""
     from portal.access import STAFF_GROUP
+    from portal.models import StaffProfile, StaffRole
 
     user, _ = get_user_model().objects.get_or_create(username=STAFF_USERNAME)
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    # A safeguarding lead sees every learner and result: the lists at their longest.
+    StaffProfile.objects.get_or_create(user=user, defaults={"role": StaffRole.DSL})
     client = Client()
     client.force_login(user)
     return client

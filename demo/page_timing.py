@@ -12,6 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from portal.access import STAFF_GROUP
+from portal.models import StaffProfile, StaffRole
 
 # The pages item 6 of issue 5 measures, by label; learner-list labels come first.
 STAFF_PAGES: dict[str, str] = {
@@ -53,6 +54,8 @@ def timing_staff_user(username: str = "timing.staff") -> AbstractBaseUser:
         user.set_unusable_password()
         user.save(update_fields=["password"])
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
+    # A safeguarding lead sees every learner and result: the pages at their heaviest.
+    StaffProfile.objects.get_or_create(user=user, defaults={"role": StaffRole.DSL})
     return user
 
 
