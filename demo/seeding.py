@@ -25,7 +25,8 @@ from assessments.services import attempt_save_answers, attempt_start
 from dashboard.cohort import cohort_refresh
 from followups.models import FollowUp, FollowUpNote
 from followups.services import followup_due_date, followup_update
-from learners.models import Learner, Level
+from learners.groups import group_create, group_learners_add
+from learners.models import Learner, Level, SchoolGroup
 from learners.services import RegistrationFailed, learner_register
 from portal.access import STAFF_GROUP
 from portal.models import StaffProfile, StaffRole
@@ -110,6 +111,28 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser) -> list[AbstractBaseUser
     return [demo_staff, colleague]
 
 
+# One group per level, as a school or college would name them.
+DEMO_GROUPS = {
+    Level.PRIMARY: ("Year 5 Oak", "class"),
+    Level.SECONDARY: ("10B", "class"),
+    Level.FURTHER_EDUCATION: ("FE tutor group 1", "tutor"),
+}
+
+
+def _demo_groups_seed(usernames: list[str], *, staff: AbstractBaseUser) -> None:
+    """Put the demo learners in a group of their level, so the class pages show something."""
+    for level, (name, kind) in DEMO_GROUPS.items():
+        group = SchoolGroup.objects.filter(name=name).first() or group_create(
+            name=name, level=level, kind=kind, created_by=staff, address=None
+        )
+        group_learners_add(
+            group=group,
+            learners=Learner.objects.filter(username__in=usernames, level=level),
+            added_by=staff,
+            address=None,
+        )
+
+
 def demo_cohort_seed(
     *, staff: AbstractBaseUser, count: int, seed: int = 2026, password: str | None = None
 ) -> tuple[SeedSummary, str]:
@@ -134,6 +157,7 @@ def demo_cohort_seed(
         summary.usernames.append(learner.username)
         _take_assessments(learner, number, rng, registered_at, now, summary)
     _work_on_follow_ups(people, rng, now, summary)
+    _demo_groups_seed(summary.usernames, staff=staff)
     # The dashboard's read model counted each result when it arrived, at seeding time; count
     # them again at the dates the demo moved them back to.
     cohort_refresh(

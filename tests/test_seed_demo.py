@@ -13,8 +13,9 @@ from assessments.models import AssessmentAttempt
 from dashboard.models import CohortResult
 from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
-from learners.models import Learner, Level
-from portal.access import STAFF_GROUP
+from learners.models import Learner, Level, SchoolGroup
+from portal.access import STAFF_GROUP, staff_role
+from portal.models import StaffRole
 from portal.partner_api import get_client
 from tests.factories import make_learner, make_staff
 
@@ -52,6 +53,22 @@ def test_it_registers_the_cohort_upstream_across_the_three_levels(seeded, upstre
     for level in Level:
         assert learners.filter(level=level).count() >= COHORT // 3
     assert f"{COHORT} learners" in seeded
+
+
+def test_each_demo_learner_is_in_the_class_of_their_level(seeded):
+    for learner in Learner.objects.all():
+        groups = list(learner.group_memberships.values_list("group__level", flat=True))
+        assert groups == [learner.level]
+    assert SchoolGroup.objects.count() == 3
+
+
+def test_the_demo_accounts_are_a_safeguarding_lead_and_an_admin(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(demo_staff, "PASSWORD_FILE", tmp_path / "password")
+
+    call_command("demo_staff", stdout=io.StringIO())
+
+    assert staff_role(User.objects.get(username=demo_staff.DEMO_USERNAME)) == StaffRole.DSL
+    assert staff_role(User.objects.get(username=demo_staff.DEMO_ADMIN_USERNAME)) == "admin"
 
 
 def test_most_learners_completed_an_assessment_some_are_in_progress_some_twice(seeded):
