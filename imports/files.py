@@ -11,7 +11,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.core.validators import MaxLengthValidator
-from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.functional import lazy
@@ -22,10 +21,11 @@ from django.views.decorators.debug import sensitive_variables
 
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_encrypt, password_generate
-from learners.forms import LearnerRegistrationForm
+from learners.forms import LearnerRegistrationForm, username_in_normal_form
 from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+from portal.usernames import username_normal_form
 
 # The columns are the spec's field names; the template offers them in this order.
 COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level", "class")
@@ -86,7 +86,8 @@ class ImportRowForm(LearnerRegistrationForm):
         forms.Form.__init__(self, *args, **kwargs)
 
     def clean_username(self) -> str:
-        return self.cleaned_data["username"]  # taken usernames: `rows_check`, in batches
+        # Taken usernames: `rows_check`, in batches.
+        return username_in_normal_form(self.cleaned_data["username"])
 
 
 def _import_row_fields() -> _SharedFields:
@@ -234,7 +235,8 @@ def _check_header(columns: list[str]) -> None:
 def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str, int]) -> list:
     """Check a batch of rows and return unsaved ImportRows, valid (queued) or invalid.
 
-    `first_seen` maps each lower-cased username met so far in the file to its row number.
+    `first_seen` maps the normal form of each username met so far in the file to its row
+    number.
     """
     taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
     groups = groups_by_name()
@@ -261,7 +263,7 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
                 )
                 % {"count": row.extra_cells}
             )
-        key = values["username"].lower()
+        key = username_normal_form(values["username"])
         if key:
             username = values["username"]
             if key in first_seen:
@@ -270,7 +272,8 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
                         "username",
                         _(
                             "%(username)s appears more than once in the file (first at row "
-                            "%(row)s); usernames must differ, whatever their capitals."
+                            "%(row)s); usernames must differ, whatever their capitals or "
+                            "widths."
                         )
                         % {"username": username, "row": first_seen[key]},
                     )
@@ -360,30 +363,28 @@ def _import_row(
 
 
 def _usernames_in_use(usernames: set[str]) -> tuple[set[str], set[str]]:
-    """Return which of the usernames (lower-cased) are registered, and which being imported."""
-    lowered = {username.strip().lower() for username in usernames if username.strip()}
-    if not lowered:
+    """Return which of the usernames (in normal form) are registered, and which being imported."""
+    normal = {username_normal_form(username) for username in usernames} - {""}
+    if not normal:
         return set(), set()
     # As username_taken: a pending registration left by a dead process does not count.
     stale = Learner.objects.filter(
         status=Learner.Status.PENDING,
         registered_at__lt=timezone.now() - PENDING_REGISTRATION_STALE_AFTER,
     ).values("user_id")
+    # Stored usernames, and those of checked rows, are in normal form: an exact match.
     taken = set(
         get_user_model()
-        .objects.annotate(lowered=Lower("username"))
-        .filter(lowered__in=lowered)
+        .objects.filter(username__in=normal)
         .exclude(pk__in=stale)
-        .values_list("lowered", flat=True)
+        .values_list("username", flat=True)
     )
     importing = set(
-        ImportRow.objects.annotate(lowered=Lower("username"))
-        .filter(
-            lowered__in=lowered,
+        ImportRow.objects.filter(
+            username__in=normal,
             job__state=ImportJob.State.RUNNING,
             state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING],
-        )
-        .values_list("lowered", flat=True)
+        ).values_list("username", flat=True)
     )
     return taken, importing
 

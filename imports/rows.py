@@ -15,7 +15,6 @@ from cryptography.fernet import InvalidToken
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.functional import lazy
 from django.utils.translation import gettext as _
@@ -39,6 +38,7 @@ from learners.registration import (
     upstream_register,
 )
 from portal.partner_api import PartnerApiClient, PartnerApiError
+from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)
 
@@ -170,16 +170,12 @@ def rows_prepare(row_ids: list[int]) -> list[ImportRow]:
 def _accounts_create(rows: list[ImportRow]) -> None:
     """Make the rows' pending learners and inactive accounts in one go (or one by one)."""
     User = get_user_model()
-    lowered = {row.username.lower() for row in rows}
-    stale_registrations_discard(lowered)  # left by a dead process, as learner_register does
-    taken = set(
-        User.objects.annotate(lowered=Lower("username"))
-        .filter(lowered__in=lowered)
-        .values_list("lowered", flat=True)
-    )
+    normal = {username_normal_form(row.username) for row in rows}
+    stale_registrations_discard(normal)  # left by a dead process, as learner_register does
+    taken = set(User.objects.filter(username__in=normal).values_list("username", flat=True))
     fresh = []
     for row in rows:
-        if row.username.lower() in taken:
+        if username_normal_form(row.username) in taken:
             _row_fail_unsent(row, TAKEN_LOCALLY)
         else:
             fresh.append(row)

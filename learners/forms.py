@@ -15,6 +15,7 @@ from learners.group_fields import GroupChoiceField
 from learners.models import Level, SchoolGroup
 from learners.selectors import username_taken
 from portal.forms import ClearRequiredMessages
+from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username_problem
 
 # Learners range from primary pupils to adults: an age outside these is a typing mistake.
 YOUNGEST_AGE_YEARS = 4
@@ -32,7 +33,7 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
 
     username = forms.CharField(
         label=gettext_lazy("Username"),
-        max_length=150,
+        max_length=USERNAME_MAX_LENGTH,
         validators=[UnicodeUsernameValidator()],
         help_text=gettext_lazy("Letters, digits and @ . + - _ only. The learner signs in with it."),
     )
@@ -93,7 +94,7 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
             field.error_messages["required"] = _("Choose the class or group.")
 
     def clean_username(self) -> str:
-        username = self.cleaned_data["username"]
+        username = username_in_normal_form(self.cleaned_data["username"])
         if username_taken(username):
             raise ValidationError(_("That username is already taken. Choose another."))
         return username
@@ -144,6 +145,22 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
             except ValidationError as error:
                 self.add_error("password", error)
         return cleaned
+
+
+def username_in_normal_form(typed: str) -> str:
+    """Return a typed username in its normal form, or raise ValidationError saying what to fix."""
+    username = username_normal_form(typed)
+    # Written out in full a few characters become several ("ﬁ" is "fi"): check again.
+    if len(username) > USERNAME_MAX_LENGTH:
+        raise ValidationError(
+            _("Use at most %(limit)d characters: this username has %(length)d.")
+            % {"limit": USERNAME_MAX_LENGTH, "length": len(username)}
+        )
+    UnicodeUsernameValidator()(username)
+    problem = username_problem(username)
+    if problem:
+        raise ValidationError(problem)
+    return username
 
 
 class LearnerSearchForm(forms.Form):

@@ -16,7 +16,6 @@ from datetime import date
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.functional import lazy
 from django.utils.translation import gettext as _
@@ -27,6 +26,7 @@ from learners.models import Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.partner_api import CreatedLearner, PartnerApiClient, PartnerApiError, PartnerApiRejected
 from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
+from portal.usernames import username_normal_form
 
 # The spec gives no status for a taken username; a strict upstream answers 409.
 USERNAME_TAKEN_STATUS = 409
@@ -109,10 +109,9 @@ def learner_save_pending(
 
 
 def stale_registrations_discard(usernames: Iterable[str]) -> None:
-    """Discard pending registrations of these usernames (any case) left by a dead process."""
-    lowered = {username.lower() for username in usernames}
-    stale = Learner.objects.annotate(lowered=Lower("username")).filter(
-        lowered__in=lowered,
+    """Discard pending registrations of these usernames (in any form) left by a dead process."""
+    stale = Learner.objects.filter(
+        username__in={username_normal_form(username) for username in usernames},
         status=Learner.Status.PENDING,
         registered_at__lt=timezone.now() - PENDING_REGISTRATION_STALE_AFTER,
     )

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from assessments.selectors import with_latest_attempt
 from learners.models import Learner
+from portal.usernames import username_normal_form
 
 # Matches the partial indexes on Learner (learner_active_name_idx and its level variant).
 LEARNER_LIST_ORDER = ("last_name", "first_name", "username")
@@ -59,11 +60,20 @@ def stale_pending_registrations(username: str) -> QuerySet[Learner]:
     """Return pending registrations of this username left behind by a dead process."""
     cutoff = timezone.now() - PENDING_REGISTRATION_STALE_AFTER
     return Learner.objects.filter(
-        username__iexact=username, status=Learner.Status.PENDING, registered_at__lt=cutoff
+        username=username_normal_form(username),
+        status=Learner.Status.PENDING,
+        registered_at__lt=cutoff,
     )
 
 
 def username_taken(username: str) -> bool:
-    """Return whether a sign-in account already uses this username, in any case."""
+    """Return whether a sign-in account already uses this username's normal form."""
+    # Stored usernames are in normal form (learners migration 0008), so an exact match finds
+    # "ÉMILE" beside "émile" on every database, where iexact folds only ASCII on SQLite.
     stale = stale_pending_registrations(username).values("user_id")
-    return get_user_model().objects.filter(username__iexact=username).exclude(pk__in=stale).exists()
+    return (
+        get_user_model()
+        .objects.filter(username=username_normal_form(username))
+        .exclude(pk__in=stale)
+        .exists()
+    )

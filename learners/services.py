@@ -23,6 +23,7 @@ from learners.registration import (
 )
 from portal.auth import sign_in_unlock
 from portal.partner_api import PartnerApiError, get_client
+from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ def learner_register(
     `address` is the client address of the staff member's request (None from a command);
     `school_class` the group the learner joins once registered.
     """
+    # The form gives it normal already; a command or the demo seeding may not.
+    username = username_normal_form(username)
     fields = {"email": email, "first_name": first_name, "last_name": last_name, "level": level}
     learner = _learner_create_pending(
         username=username, password=password, dob=dob, registered_by=registered_by, **fields

@@ -1,4 +1,4 @@
-"""Sign-in: case-insensitive usernames, and throttling of repeated failures.
+"""Sign-in: usernames in their normal form, and throttling of repeated failures.
 
 Throttling rules (settings, read on every call):
 
@@ -30,6 +30,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from portal.addresses import client_address
+from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,9 @@ _KEY_SALT = "portal.auth.sign-in-throttle"
 
 
 class CaseInsensitiveModelBackend(ModelBackend):
-    """Django's backend, matching the username case-insensitively ("Amira.K" = "amira.k").
+    """Django's backend, matching the username's normal form ("ＡＭＩＲＡ.Ｋ" = "amira.k").
+
+    (The class keeps its name: sessions record the backend that signed them in by its path.)
 
     It refuses, without checking the password, a username or an IP that is locked, and
     counts each failure towards the locks.
@@ -83,24 +86,34 @@ class CaseInsensitiveModelBackend(ModelBackend):
     @sensitive_variables("password")
     def _check_credentials(self, request, username: str, password: str, **kwargs):
         """Return the user these credentials belong to, or None."""
-        User = get_user_model()
-        matches = list(User._default_manager.filter(username__iexact=username)[:2])
-        if len(matches) != 1:
-            # Unknown, or two accounts differing only in case (possible only for accounts
-            # made outside the portal): fall back to the exact match, which also spends the
-            # time of a password check on an unknown username.
-            return super().authenticate(request, username=username, password=password, **kwargs)
-        user = matches[0]
+        user = account_for(username)
+        if user is None:
+            # Spend the time of a password check, so an unknown username answers as slowly.
+            get_user_model()().set_password(password)
+            return None
         if user.check_password(password) and self.user_can_authenticate(user):
             return user
         return None
+
+
+def account_for(username: str):
+    """Return the account a typed username signs in to, or None."""
+    normal = username_normal_form(username)
+    names = {normal, username}
+    accounts = {
+        user.get_username(): user
+        for user in get_user_model()._default_manager.filter(username__in=names)
+    }
+    # A name typed exactly as an account's first: accounts whose normal forms collide keep
+    # their old names (learners migration 0008), and each still signs in as it is written.
+    return accounts.get(username) or accounts.get(normal)
 
 
 class SignInThrottle:
     """The failure counts and locks for one username and one client IP."""
 
     def __init__(self, *, username: str, ip: str | None):
-        self.username_ref = _ref(username.lower())
+        self.username_ref = _ref(username_normal_form(username))
         self.ip = ip
         self.ip_ref = _ref(ip) if ip else None
 
