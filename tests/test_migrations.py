@@ -123,3 +123,45 @@ def test_an_import_run_queued_before_the_move_runs_from_the_tasks_new_home(old_d
 
     # The worker imports the task by its recorded path to run it.
     assert import_string(TaskRecord.objects.get(pk=queued.pk).task_path) is run_import_job
+
+
+# The last migration of learners before usernames were stored in their normal form.
+LEARNERS_BEFORE_NORMAL_FORMS = ("learners", "0007_import_jobs_move_to_imports")
+
+
+@pytest.fixture
+def usernames_as_typed(transactional_db):
+    """The test database as it was before usernames were normalised, and its models then."""
+    executor = MigrationExecutor(connection)
+    before = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "learners"] + [
+        LEARNERS_BEFORE_NORMAL_FORMS
+    ]
+    executor.migrate(before)
+    yield MigrationExecutor(connection).loader.project_state(before).apps
+    migrate_to_latest()
+
+
+def test_usernames_take_their_normal_form_and_collisions_are_reported_unchanged(
+    usernames_as_typed, capsys, caplog
+):
+    User = usernames_as_typed.get_model("auth", "User")
+    OldLearner = usernames_as_typed.get_model("learners", "Learner")
+    for username in ["\uff4a\uff4f\uff48\uff4e", "\u00c9mile", "Alice", "alice", "ALICE", "sam"]:
+        user = User.objects.create(username=username)
+        OldLearner.objects.create(
+            user=user, username=username, upstream_user_id=f"u-{user.pk}", status="active"
+        )
+
+    migrate_to_latest()
+
+    assert sorted(Learner.objects.values_list("username", "user__username")) == [
+        ("ALICE", "ALICE"),
+        ("Alice", "Alice"),
+        ("alice", "alice"),
+        ("john", "john"),
+        ("sam", "sam"),
+        ("\u00e9mile", "\u00e9mile"),
+    ]
+    report = "Usernames that now collide (left unchanged, rename one): ALICE, Alice, alice"
+    assert report in capsys.readouterr().out
+    assert report in caplog.text

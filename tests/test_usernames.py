@@ -98,6 +98,16 @@ def test_a_full_width_name_opens_the_account_of_its_normal_form_only_with_its_pa
     assert User.objects.count() == 1
 
 
+def test_accounts_left_colliding_by_the_migration_each_sign_in_as_written(db):
+    # Made before usernames had a normal form; learners migration 0008 leaves both as they are.
+    upper = User.objects.create_user("Alice", password=PASSWORD)
+    lower = User.objects.create_user("alice", password=PASSWORD)
+
+    assert signed_in_as(sign_in("Alice")) == upper
+    assert signed_in_as(sign_in("alice")) == lower
+    assert signed_in_as(sign_in("ALICE")) == lower
+
+
 def test_a_full_width_name_cannot_be_registered_beside_the_account_it_looks_like(staff_client):
     make_learner("alice", "u-alice")
 
