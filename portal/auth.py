@@ -1,21 +1,38 @@
 """Sign-in: usernames in their normal form, and throttling of repeated failures.
 
-Throttling rules (settings, read on every call):
+Failed sign-ins are counted in three scopes, each over LOGIN_FAILURE_WINDOW seconds; a scope
+that reaches its limit is locked for LOGIN_LOCKOUT_DURATION seconds (settings, read on every
+call):
 
-- LOGIN_FAILURE_LIMIT_PER_USERNAME failed sign-ins for one username within LOGIN_FAILURE_WINDOW
-  seconds lock that username for LOGIN_LOCKOUT_DURATION seconds, from any address, whether or
-  not an account has that username (so the lock itself reveals nothing);
-- LOGIN_FAILURE_LIMIT_PER_IP failures from one client IP within the window lock that IP the
-  same way, whatever usernames it tries;
-- while locked, no password is checked at all;
-- a successful sign-in resets its username's count, never the IP's (else an attacker holding
-  one account could clear their own count between guesses).
+- one account from one address: LOGIN_FAILURE_LIMIT_PER_USERNAME;
+- one account from every address: LOGIN_FAILURE_LIMIT_PER_ACCOUNT, so guesses spread over many
+  addresses stop too;
+- one address, whatever the usernames: LOGIN_FAILURE_LIMIT_PER_IP. A school is one address
+  (NAT): this limit is high enough for a class's typos, and correct sign-ins never use it up.
 
-The counts live in Django's cache: with several processes the cache must be shared (Redis or
-the database cache, via CACHE_URL), or each process counts on its own.
+An account is a username's normal form, whether or not an account has it, so the answers and
+the locks reveal nothing.
+
+Each attempt is a reservation. Before any password is checked the attempt is counted in all
+three scopes (cache add, then incr: atomic in the local-memory cache and in Redis); if a count
+passes its limit, or a scope is locked, it is refused without a check and gives its counts
+back. So of simultaneous attempts at most the limit are checked: checking the lock first and
+counting the failure after, as two steps, let 40 simultaneous guesses all be checked.
+django-axes works in those two steps too (it reads the lock before authenticating and records
+the failure after), hence this module. A failure keeps its reservation as the counted failure,
+and the failure that reaches a limit sets the lock. A success gives its address's reservation
+back and clears the account's counts; never the address's failures, else an attacker holding
+one account could clear their own count between guesses.
+
+The counts live in Django's cache: with several processes the cache must be shared and its incr
+atomic, which Redis is (CACHE_URL=redis://...). The database cache reads then writes, so
+simultaneous attempts may slip past a limit there.
 """
 
+import contextlib
 import logging
+import secrets
+from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -42,8 +59,8 @@ class CaseInsensitiveModelBackend(ModelBackend):
 
     (The class keeps its name: sessions record the backend that signed them in by its path.)
 
-    It refuses, without checking the password, a username or an IP that is locked, and
-    counts each failure towards the locks.
+    Each attempt is counted before its password is checked (SignInThrottle); one over a limit,
+    or locked, is refused unchecked.
     """
 
     def get_user(self, user_id):
@@ -63,19 +80,21 @@ class CaseInsensitiveModelBackend(ModelBackend):
         throttle = SignInThrottle(
             username=username, ip=client_address(request) if request else None
         )
-        if throttle.is_locked():
+        if not throttle.reserve():
             logger.info(
                 "Sign-in refused while locked: username ref %s from %s",
                 throttle.username_ref,
                 throttle.ip or "an unknown address",
             )
+            if request is not None:
+                setattr(request, THROTTLED, True)  # the sign-in form says why (portal.forms)
             # Stops authenticate() trying other backends; it returns None.
             raise PermissionDenied
         user = self._check_credentials(request, username, password, **kwargs)
         if user is None:
-            throttle.record_failure()
+            throttle.fail()
         else:
-            throttle.reset_username()
+            throttle.succeed()
         return user
 
     async def aauthenticate(self, request, username=None, password=None, **kwargs):
@@ -109,67 +128,153 @@ def account_for(username: str):
     return accounts.get(username) or accounts.get(normal)
 
 
+# Set on a request whose sign-in was refused unchecked, so that the form can say why.
+THROTTLED = "sign_in_throttled"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One count of failed sign-ins: its kind, cache key part, and the setting of its limit."""
+
+    kind: str
+    ref: str
+    limit_setting: str
+
+    @property
+    def limit(self) -> int:
+        return getattr(settings, self.limit_setting)
+
+    @property
+    def count_key(self) -> str:
+        return f"signin:fail:{self.kind}:{self.ref}"
+
+    @property
+    def lock_key(self) -> str:
+        return f"signin:lock:{self.kind}:{self.ref}"
+
+
 class SignInThrottle:
-    """The failure counts and locks for one username and one client IP."""
+    """The failure counts and locks of one sign-in attempt: its account, address, and both."""
 
     def __init__(self, *, username: str, ip: str | None):
         self.username_ref = _ref(username_normal_form(username))
         self.ip = ip
         self.ip_ref = _ref(ip) if ip else None
+        self.scopes = [Scope(ACCOUNT, self.username_ref, "LOGIN_FAILURE_LIMIT_PER_ACCOUNT")]
+        if self.ip_ref:
+            # A staff unlock (sign_in_unlock) moves the account to a new generation: its
+            # counts and locks from every address are then left behind at once.
+            generation = cache.get(_generation_key(self.username_ref), "0")
+            self.scopes += [
+                Scope(
+                    ACCOUNT_ADDRESS,
+                    f"{self.username_ref}.{generation}:{self.ip_ref}",
+                    "LOGIN_FAILURE_LIMIT_PER_USERNAME",
+                ),
+                Scope(ADDRESS, self.ip_ref, "LOGIN_FAILURE_LIMIT_PER_IP"),
+            ]
+        self.reserved: dict[str, int] = {}
 
     def is_locked(self) -> bool:
-        """Return whether the username or the IP is locked out."""
-        keys = [f"signin:lock:user:{self.username_ref}"]
-        if self.ip_ref:
-            keys.append(f"signin:lock:ip:{self.ip_ref}")
-        return bool(cache.get_many(keys))
+        """Return whether the account, the address, or the account from the address is locked."""
+        return bool(cache.get_many([scope.lock_key for scope in self.scopes]))
 
-    def record_failure(self) -> None:
-        """Count a failed sign-in against the username and the IP; lock them at the limit."""
-        self._count("user", self.username_ref, settings.LOGIN_FAILURE_LIMIT_PER_USERNAME)
-        if self.ip_ref:
-            self._count("ip", self.ip_ref, settings.LOGIN_FAILURE_LIMIT_PER_IP)
+    def reserve(self) -> bool:
+        """Count this attempt in every scope before its password is checked; False if refused.
 
-    def reset_username(self) -> None:
-        """Forget the username's failures and lock (a success, or staff set a new password)."""
+        A refused attempt gives back what it counted: it checked no password.
+        """
+        if self.is_locked():
+            return False
+        counts = {scope.kind: _count_up(scope.count_key) for scope in self.scopes}
+        if any(counts[scope.kind] > scope.limit for scope in self.scopes):
+            for scope in self.scopes:
+                _count_down(scope.count_key)
+            return False
+        self.reserved = counts
+        return True
+
+    def fail(self) -> None:
+        """Keep the reservation as a failure; lock each scope whose limit it reached."""
+        for scope in self.scopes:
+            failures = self.reserved.get(scope.kind, 0)
+            if failures >= scope.limit:
+                self._lock(scope, failures)
+
+    def succeed(self) -> None:
+        """Clear the account's counts, and give the address back the attempt's reservation."""
         cache.delete_many(
-            [f"signin:fail:user:{self.username_ref}", f"signin:lock:user:{self.username_ref}"]
+            [scope.count_key for scope in self.scopes if scope.kind in (ACCOUNT, ACCOUNT_ADDRESS)]
         )
+        for scope in self.scopes:
+            if scope.kind == ADDRESS:
+                _count_down(scope.count_key)
 
-    def _count(self, kind: str, ref: str, limit: int) -> None:
-        fail_key = f"signin:fail:{kind}:{ref}"
-        # The window starts with the first failure: add() does nothing if it is running.
-        cache.add(fail_key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
-        try:
-            failures = cache.incr(fail_key)
-        except ValueError:  # the window ended between add() and incr()
-            cache.set(fail_key, 1, timeout=settings.LOGIN_FAILURE_WINDOW)
-            failures = 1
-        if failures < limit:
-            return
-        cache.set(f"signin:lock:{kind}:{ref}", True, timeout=settings.LOGIN_LOCKOUT_DURATION)
-        cache.delete(fail_key)  # after the lock, counting starts afresh
+    def _lock(self, scope: Scope, failures: int) -> None:
+        cache.set(scope.lock_key, True, timeout=settings.LOGIN_LOCKOUT_DURATION)
+        # The count ends with the lock, so that counting starts afresh after it (and attempts
+        # refused meanwhile still give back what they counted).
+        cache.touch(scope.count_key, timeout=settings.LOGIN_LOCKOUT_DURATION)
         # Never the username itself: people type their password into it by mistake.
-        if kind == "user":
+        if scope.kind == ACCOUNT:
             logger.warning(
                 "Sign-in locked for username ref %s after %d failures (the last from %s)",
-                ref,
+                self.username_ref,
                 failures,
                 self.ip or "an unknown address",
+            )
+        elif scope.kind == ACCOUNT_ADDRESS:
+            logger.warning(
+                "Sign-in locked for username ref %s from %s after %d failures",
+                self.username_ref,
+                self.ip,
+                failures,
             )
         else:
             logger.warning("Sign-in locked for IP %s after %d failures", self.ip, failures)
 
 
+# The kinds of scope, in cache keys.
+ACCOUNT, ACCOUNT_ADDRESS, ADDRESS = "user", "user-ip", "ip"
+
+
+def _count_up(key: str) -> int:
+    """Add one to a count in the cache, atomically; return the new count."""
+    # The window starts with the first failure: add() does nothing if it is running.
+    cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window ended between add() and incr(): start the next one
+        if cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW):
+            return 1
+        return cache.incr(key)
+
+
+def _count_down(key: str) -> None:
+    """Take one from a count in the cache, unless the count has ended meanwhile."""
+    with contextlib.suppress(ValueError):
+        cache.decr(key)
+
+
+def _generation_key(username_ref: str) -> str:
+    return f"signin:generation:{username_ref}"
+
+
 def sign_in_locked(*, username: str, request: HttpRequest | None) -> bool:
-    """Return whether sign-in for this username, or from this request's IP, is locked."""
+    """Return whether sign-in for this username, from this request's address, is locked."""
+    if request is not None and getattr(request, THROTTLED, False):
+        return True
     ip = client_address(request) if request is not None else None
     return SignInThrottle(username=username, ip=ip).is_locked()
 
 
 def sign_in_unlock(*, username: str) -> None:
-    """Lift a username's lock and forget its failures (its IP's stay)."""
-    SignInThrottle(username=username, ip=None).reset_username()
+    """Lift an account's locks and forget its failures, from every address (not the addresses')."""
+    throttle = SignInThrottle(username=username, ip=None)
+    cache.delete_many([throttle.scopes[0].count_key, throttle.scopes[0].lock_key])
+    # Its counts from each address are left behind with the old generation, and expire.
+    longest = max(settings.LOGIN_FAILURE_WINDOW, settings.LOGIN_LOCKOUT_DURATION)
+    cache.set(_generation_key(throttle.username_ref), secrets.token_hex(8), timeout=longest)
 
 
 def too_many_attempts_message() -> str:

@@ -116,16 +116,23 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Sign-in throttling (portal/auth.py): this many failed sign-ins for one username, or from one
-# client IP, within LOGIN_FAILURE_WINDOW seconds lock that username or IP for
-# LOGIN_LOCKOUT_DURATION seconds. A school behind one address (NAT) may need a higher IP limit.
+# Sign-in throttling (portal/auth.py). Failed sign-ins within LOGIN_FAILURE_WINDOW seconds are
+# counted for one account from one address (LOGIN_FAILURE_LIMIT_PER_USERNAME), for one account
+# from every address (LOGIN_FAILURE_LIMIT_PER_ACCOUNT) and for one address whatever the usernames
+# (LOGIN_FAILURE_LIMIT_PER_IP); at its limit each is locked for LOGIN_LOCKOUT_DURATION seconds.
+# A school is one address (NAT): the address limit counts its failures plus the sign-ins under
+# way at that moment (correct ones give their place back when done), so keep it above a bad
+# morning's typos plus a class signing in at once.
 LOGIN_FAILURE_LIMIT_PER_USERNAME = env.int("LOGIN_FAILURE_LIMIT_PER_USERNAME", default=5)
-LOGIN_FAILURE_LIMIT_PER_IP = env.int("LOGIN_FAILURE_LIMIT_PER_IP", default=20)
+LOGIN_FAILURE_LIMIT_PER_ACCOUNT = env.int("LOGIN_FAILURE_LIMIT_PER_ACCOUNT", default=10)
+LOGIN_FAILURE_LIMIT_PER_IP = env.int("LOGIN_FAILURE_LIMIT_PER_IP", default=100)
 LOGIN_FAILURE_WINDOW = env.int("LOGIN_FAILURE_WINDOW", default=15 * 60)
 LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
 # The throttle counts live in the cache. The default (memory of one process) suits development
-# and a single process; with several processes or servers set a shared cache, e.g.
-# CACHE_URL=redis://127.0.0.1:6379/1, or dbcache://portal_cache (then `createcachetable`).
+# and a single process; with several processes or servers set a shared cache whose counts go
+# up atomically: CACHE_URL=redis://127.0.0.1:6379/1. (dbcache://portal_cache, after
+# `createcachetable`, is shared but counts by reading then writing: simultaneous sign-ins may
+# pass a limit.)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.

@@ -18,6 +18,7 @@ from tests.factories import PASSWORD, make_learner
 LOGIN = "/accounts/login/"
 HOME = "192.0.2.10"  # the learner's classroom
 ATTACKER = "203.0.113.66"
+SECOND_ATTACKER = "198.51.100.7"
 WRONG = "not-the-password"
 NEW_PASSWORD = "Blue-Kettle-Morning-42"
 TOO_MANY = "Too many attempts. Try again in 15 minutes."
@@ -73,10 +74,18 @@ def test_an_unknown_username_gets_the_same_answers_as_a_known_one(client, learne
     assert {status for status, _summary in known} == {200}
 
 
-def test_a_locked_username_is_locked_in_any_case_and_from_every_address(client, learner):
+def test_failures_from_one_address_leave_the_account_open_from_others(client, learner):
     fail_times(client, "lee.learner", 5, ip=ATTACKER)
 
-    response = sign_in(Client(), "LEE.Learner", PASSWORD, ip=HOME)
+    assert TOO_MANY in error_summary(sign_in(client, "lee.learner", PASSWORD, ip=ATTACKER))
+    assert sign_in(Client(), "lee.learner", PASSWORD, ip=HOME).status_code == 302
+
+
+def test_an_account_is_locked_from_every_address_after_ten_failures_in_any_case(learner):
+    fail_times(Client(), "lee.learner", 5, ip=ATTACKER)
+    fail_times(Client(), "LEE.Learner", 5, ip=SECOND_ATTACKER)
+
+    response = sign_in(Client(), "Lee.Learner", PASSWORD, ip=HOME)
 
     assert TOO_MANY in error_summary(response)
 
@@ -90,15 +99,24 @@ def test_a_lock_on_one_username_leaves_others_free(client, learner, other_learne
     assert client.get("/").url == "/me/"
 
 
-def test_an_address_is_locked_after_twenty_failures_whatever_the_usernames(learner):
+def test_an_address_is_locked_after_a_hundred_failures_whatever_the_usernames(learner):
     attacker = Client()
-    for number in range(19):
+    for number in range(99):
         assert INVALID in error_summary(sign_in(attacker, f"guess{number}", WRONG, ip=ATTACKER))
-    assert TOO_MANY in error_summary(sign_in(attacker, "guess19", WRONG, ip=ATTACKER))
+    assert TOO_MANY in error_summary(sign_in(attacker, "guess99", WRONG, ip=ATTACKER))
 
     # Even a right password from that address is refused, but the learner elsewhere is not.
     assert TOO_MANY in error_summary(sign_in(attacker, "lee.learner", PASSWORD, ip=ATTACKER))
     assert sign_in(Client(), "lee.learner", PASSWORD, ip=HOME).status_code == 302
+
+
+def test_correct_sign_ins_never_use_up_their_address(db):
+    for number in range(120):
+        make_learner(f"pupil{number}", f"u-{number}")
+
+    signed_in = [sign_in(Client(), f"pupil{n}", PASSWORD).status_code for n in range(120)]
+
+    assert signed_in == [302] * 120
 
 
 def test_a_successful_sign_in_resets_the_usernames_count(client, learner):
@@ -305,6 +323,21 @@ def test_a_reset_lifts_a_sign_in_lock_on_the_learner(staff_client, learner):
     reset(staff_client, learner)
 
     assert sign_in(Client(), "lee.learner", NEW_PASSWORD).status_code == 302
+
+
+def test_a_reset_lifts_the_learners_locks_from_every_address_but_not_the_addresses(
+    staff_client, learner
+):
+    fail_times(Client(), "lee.learner", 5, ip=HOME)
+    fail_times(Client(), "lee.learner", 5, ip=SECOND_ATTACKER)
+    for number in range(100):
+        sign_in(Client(), f"guess{number}", WRONG, ip=ATTACKER)
+
+    reset(staff_client, learner)
+
+    assert sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=HOME).status_code == 302
+    assert sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=SECOND_ATTACKER).status_code == 302
+    assert TOO_MANY in error_summary(sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=ATTACKER))
 
 
 @pytest.mark.parametrize(
