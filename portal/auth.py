@@ -47,11 +47,13 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from portal.addresses import client_address
-from portal.usernames import username_normal_form
+from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
 
 logger = logging.getLogger(__name__)
 
 _KEY_SALT = "portal.auth.sign-in-throttle"
+# No password set through the portal is longer; a longer one is a failure, never hashed.
+PASSWORD_MAX_LENGTH = 4096
 
 
 class CaseInsensitiveModelBackend(ModelBackend):
@@ -90,6 +92,11 @@ class CaseInsensitiveModelBackend(ModelBackend):
                 setattr(request, THROTTLED, True)  # the sign-in form says why (portal.forms)
             # Stops authenticate() trying other backends; it returns None.
             raise PermissionDenied
+        if sign_in_input_too_long(username=throttle.username, password=password):
+            # A failure like any other, but no account can match it: the database never sees
+            # it (SQLite failed on a 100,000-character username, uncounted).
+            throttle.fail()
+            return None
         user = self._check_credentials(request, username, password, **kwargs)
         if user is None:
             throttle.fail()
@@ -157,7 +164,8 @@ class SignInThrottle:
     """The failure counts and locks of one sign-in attempt: its account, address, and both."""
 
     def __init__(self, *, username: str, ip: str | None):
-        self.username_ref = _ref(username_normal_form(username))
+        self.username = username_normal_form(username)
+        self.username_ref = _ref(self.username)
         self.ip = ip
         self.ip_ref = _ref(ip) if ip else None
         self.scopes = [Scope(ACCOUNT, self.username_ref, "LOGIN_FAILURE_LIMIT_PER_ACCOUNT")]
@@ -258,6 +266,11 @@ def _count_down(key: str) -> None:
 
 def _generation_key(username_ref: str) -> str:
     return f"signin:generation:{username_ref}"
+
+
+def sign_in_input_too_long(*, username: str, password: str) -> bool:
+    """Return whether a username (in normal form) or password is longer than any can be."""
+    return len(username) > USERNAME_MAX_LENGTH or len(password) > PASSWORD_MAX_LENGTH
 
 
 def sign_in_locked(*, username: str, request: HttpRequest | None) -> bool:

@@ -7,7 +7,8 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
-from portal.auth import sign_in_locked, too_many_attempts_message
+from portal.auth import PASSWORD_MAX_LENGTH, sign_in_locked, too_many_attempts_message
+from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
 
 
 def _required_message(choose: bool, label: object) -> str:
@@ -74,4 +75,22 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
             username = self.cleaned_data.get("username")
             if username and sign_in_locked(username=username, request=self.request):
                 raise ValidationError(too_many_attempts_message(), code="throttled") from None
+            # Counted as a failure by the backend like any other; the field says what is wrong.
+            if username and len(username_normal_form(username)) > USERNAME_MAX_LENGTH:
+                raise ValidationError(
+                    {
+                        "username": gettext(
+                            "A username has at most %(limit)d characters: check what is in "
+                            "the username box."
+                        )
+                        % {"limit": USERNAME_MAX_LENGTH}
+                    }
+                ) from None
+            if len(self.cleaned_data.get("password") or "") > PASSWORD_MAX_LENGTH:
+                raise ValidationError(
+                    {
+                        "password": gettext("A password has at most %(limit)d characters.")
+                        % {"limit": PASSWORD_MAX_LENGTH}
+                    }
+                ) from None
             raise

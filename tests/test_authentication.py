@@ -9,7 +9,9 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditEvent
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
@@ -117,6 +119,41 @@ def test_correct_sign_ins_never_use_up_their_address(db):
     signed_in = [sign_in(Client(), f"pupil{n}", PASSWORD).status_code for n in range(120)]
 
     assert signed_in == [302] * 120
+
+
+def test_a_100000_character_username_is_a_form_error_counted_towards_the_lock(client, db):
+    endless = "lee.learner" * 10_000
+
+    with CaptureQueriesContext(connection) as queries:
+        first_four = fail_times(client, endless, 4)
+    fifth = sign_in(client, endless, WRONG)
+
+    # Never sent to the database: no account is looked up at all.
+    assert not [query for query in queries if "auth_user" in query["sql"]]
+    assert {r.status_code for r in first_four} == {200}
+    assert all(
+        "A username has at most 150 characters: check what is in the username box."
+        in error_summary(r)
+        for r in first_four
+    )
+    assert TOO_MANY in error_summary(fifth)
+
+
+def test_a_username_typed_long_counts_for_its_address_too(client, learner, settings):
+    settings.LOGIN_FAILURE_LIMIT_PER_IP = 3
+    fail_times(client, "x" * 151, 2, ip=ATTACKER)
+    sign_in(client, "y" * 5000, WRONG, ip=ATTACKER)
+
+    assert TOO_MANY in error_summary(sign_in(client, "lee.learner", PASSWORD, ip=ATTACKER))
+
+
+def test_an_absurdly_long_password_is_a_form_error_and_a_failure(client, learner, settings):
+    settings.LOGIN_FAILURE_LIMIT_PER_USERNAME = 2
+    response = sign_in(client, "lee.learner", "p" * 5000)
+
+    assert "A password has at most 4096 characters." in error_summary(response)
+    sign_in(client, "lee.learner", "p" * 5000)
+    assert TOO_MANY in error_summary(sign_in(client, "lee.learner", PASSWORD))
 
 
 def test_a_successful_sign_in_resets_the_usernames_count(client, learner):
