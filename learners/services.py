@@ -119,7 +119,7 @@ def learner_password_reset(
             learner=learner,
         )
     # A learner locked out by mistyping can sign in with the new password at once.
-    sign_in_unlock(username=learner.username)
+    sign_in_unlock(user=user, lifted_by=reset_by)
     logger.info("Password of learner %s reset by user %s", learner.pk, reset_by.pk)
 
 

@@ -26,27 +26,34 @@ one account could clear their own count between guesses.
 
 The counts live in Django's cache: with several processes the cache must be shared and its incr
 atomic, which Redis is (CACHE_URL=redis://...). The database cache reads then writes, so
-simultaneous attempts may slip past a limit there.
+simultaneous attempts may slip past a limit there. Each lock on an account or an address is
+also kept as a SignInLock row, for staff to see and lift (the accounts app); the cache alone
+decides who is refused.
 """
 
 import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.validators import validate_ipv46_address
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from portal.addresses import client_address
+from portal.models import SignInLock
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
 
 logger = logging.getLogger(__name__)
@@ -97,9 +104,10 @@ class CaseInsensitiveModelBackend(ModelBackend):
             # it (SQLite failed on a 100,000-character username, uncounted).
             throttle.fail()
             return None
-        user = self._check_credentials(request, username, password, **kwargs)
+        account = account_for(username)
+        user = self._check_password(account, password)
         if user is None:
-            throttle.fail()
+            throttle.fail(account=account)
         else:
             throttle.succeed()
         return user
@@ -110,15 +118,14 @@ class CaseInsensitiveModelBackend(ModelBackend):
         )
 
     @sensitive_variables("password")
-    def _check_credentials(self, request, username: str, password: str, **kwargs):
-        """Return the user these credentials belong to, or None."""
-        user = account_for(username)
-        if user is None:
+    def _check_password(self, account, password: str):
+        """Return the account if the password is its own and it may sign in, else None."""
+        if account is None:
             # Spend the time of a password check, so an unknown username answers as slowly.
             get_user_model()().set_password(password)
             return None
-        if user.check_password(password) and self.user_can_authenticate(user):
-            return user
+        if account.check_password(password) and self.user_can_authenticate(account):
+            return account
         return None
 
 
@@ -152,12 +159,17 @@ class Scope:
         return getattr(settings, self.limit_setting)
 
     @property
+    def scope_ref(self) -> str:
+        """Return what names this scope in the cache (and on its SignInLock rows)."""
+        return f"{self.kind}:{self.ref}"
+
+    @property
     def count_key(self) -> str:
-        return f"signin:fail:{self.kind}:{self.ref}"
+        return _count_key(self.scope_ref)
 
     @property
     def lock_key(self) -> str:
-        return f"signin:lock:{self.kind}:{self.ref}"
+        return _lock_key(self.scope_ref)
 
 
 class SignInThrottle:
@@ -202,12 +214,16 @@ class SignInThrottle:
         self.reserved = counts
         return True
 
-    def fail(self) -> None:
-        """Keep the reservation as a failure; lock each scope whose limit it reached."""
+    def fail(self, *, account: AbstractBaseUser | None = None) -> None:
+        """Keep the reservation as a failure; lock each scope whose limit it reached.
+
+        `account` is the account the username names, if any: its locks are recorded for staff.
+        """
         for scope in self.scopes:
             failures = self.reserved.get(scope.kind, 0)
             if failures >= scope.limit:
                 self._lock(scope, failures)
+                self._record_lock(scope, account)
 
     def succeed(self) -> None:
         """Clear the account's counts, and give the address back the attempt's reservation."""
@@ -241,9 +257,47 @@ class SignInThrottle:
         else:
             logger.warning("Sign-in locked for IP %s after %d failures", self.ip, failures)
 
+    def _record_lock(self, scope: Scope, account: AbstractBaseUser | None) -> None:
+        """Keep a row of the lock for staff: on an account, or on an address."""
+        if scope.kind != ADDRESS and account is None:
+            return  # no account has this username: nobody for staff to let back in
+        address = None if scope.kind == ACCOUNT else _valid_address(self.ip)
+        if scope.kind != ACCOUNT and address is None:
+            return  # an address the database could not hold; the cache still locks it
+        until = timezone.now() + timedelta(seconds=settings.LOGIN_LOCKOUT_DURATION)
+        # Locked again before the lock ended (a lift undone by the same guesses): one row.
+        renewed = SignInLock.objects.current().filter(scope_ref=scope.scope_ref)
+        if not renewed.update(locked_until=until):
+            SignInLock.objects.create(
+                kind=scope.kind,
+                user=None if scope.kind == ADDRESS else account,
+                address=address,
+                scope_ref=scope.scope_ref,
+                locked_until=until,
+            )
 
-# The kinds of scope, in cache keys.
-ACCOUNT, ACCOUNT_ADDRESS, ADDRESS = "user", "user-ip", "ip"
+
+# The kinds of scope, in cache keys and on SignInLock rows.
+ACCOUNT = SignInLock.Kind.ACCOUNT.value
+ACCOUNT_ADDRESS = SignInLock.Kind.ACCOUNT_ADDRESS.value
+ADDRESS = SignInLock.Kind.ADDRESS.value
+
+
+def _count_key(scope_ref: str) -> str:
+    return f"signin:fail:{scope_ref}"
+
+
+def _lock_key(scope_ref: str) -> str:
+    return f"signin:lock:{scope_ref}"
+
+
+def _valid_address(ip: str | None) -> str | None:
+    """Return the IP address if it is one (a trusted proxy header may hold anything)."""
+    try:
+        validate_ipv46_address(ip)
+    except ValidationError:
+        return None
+    return ip
 
 
 def _count_up(key: str) -> int:
@@ -281,13 +335,22 @@ def sign_in_locked(*, username: str, request: HttpRequest | None) -> bool:
     return SignInThrottle(username=username, ip=ip).is_locked()
 
 
-def sign_in_unlock(*, username: str) -> None:
+def sign_in_unlock(*, user: AbstractBaseUser, lifted_by: AbstractBaseUser | None = None) -> None:
     """Lift an account's locks and forget its failures, from every address (not the addresses')."""
-    throttle = SignInThrottle(username=username, ip=None)
-    cache.delete_many([throttle.scopes[0].count_key, throttle.scopes[0].lock_key])
+    throttle = SignInThrottle(username=user.get_username(), ip=None)
+    account = throttle.scopes[0]
+    cache.delete_many([account.count_key, account.lock_key])
     # Its counts from each address are left behind with the old generation, and expire.
     longest = max(settings.LOGIN_FAILURE_WINDOW, settings.LOGIN_LOCKOUT_DURATION)
     cache.set(_generation_key(throttle.username_ref), secrets.token_hex(8), timeout=longest)
+    SignInLock.objects.current().filter(user=user).update(
+        lifted_at=timezone.now(), lifted_by=lifted_by
+    )
+
+
+def sign_in_lock_clear(lock: SignInLock) -> None:
+    """Delete the throttle's lock and count of a locked scope: sign-in is open to it again."""
+    cache.delete_many([_count_key(lock.scope_ref), _lock_key(lock.scope_ref)])
 
 
 def too_many_attempts_message() -> str:

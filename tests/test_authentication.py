@@ -3,6 +3,7 @@
 import logging
 import re
 import time
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
@@ -12,9 +13,11 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+from portal.models import SignInLock
 from tests.factories import PASSWORD, make_learner
 
 LOGIN = "/accounts/login/"
@@ -154,6 +157,29 @@ def test_an_absurdly_long_password_is_a_form_error_and_a_failure(client, learner
     assert "A password has at most 4096 characters." in error_summary(response)
     sign_in(client, "lee.learner", "p" * 5000)
     assert TOO_MANY in error_summary(sign_in(client, "lee.learner", PASSWORD))
+
+
+def test_locks_on_a_learner_and_on_an_address_are_recorded_for_staff(client, learner):
+    fail_times(client, "lee.learner", 5, ip=HOME)
+    fail_times(client, "LEE.LEARNER", 5, ip=ATTACKER)
+    for number in range(100):
+        sign_in(client, f"guess{number}", WRONG, ip=SECOND_ATTACKER)
+
+    locks = SignInLock.objects.current().order_by("kind", "address")
+    assert [(lock.kind, lock.user, lock.address) for lock in locks] == [
+        ("account", learner.user, None),
+        ("account_address", learner.user, HOME),
+        ("account_address", learner.user, ATTACKER),
+        ("address", None, SECOND_ATTACKER),
+    ]
+    assert all(lock.locked_until > timezone.now() + timedelta(minutes=14) for lock in locks)
+
+
+def test_a_lock_on_a_username_no_account_has_leaves_no_record(client, db):
+    fail_times(client, "no.such.user", 10)
+
+    assert TOO_MANY in error_summary(sign_in(client, "no.such.user", WRONG))
+    assert not SignInLock.objects.exists()
 
 
 def test_a_successful_sign_in_resets_the_usernames_count(client, learner):
@@ -363,7 +389,7 @@ def test_a_reset_lifts_a_sign_in_lock_on_the_learner(staff_client, learner):
 
 
 def test_a_reset_lifts_the_learners_locks_from_every_address_but_not_the_addresses(
-    staff_client, learner
+    staff_client, staff, learner
 ):
     fail_times(Client(), "lee.learner", 5, ip=HOME)
     fail_times(Client(), "lee.learner", 5, ip=SECOND_ATTACKER)
@@ -375,6 +401,12 @@ def test_a_reset_lifts_the_learners_locks_from_every_address_but_not_the_address
     assert sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=HOME).status_code == 302
     assert sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=SECOND_ATTACKER).status_code == 302
     assert TOO_MANY in error_summary(sign_in(Client(), "lee.learner", NEW_PASSWORD, ip=ATTACKER))
+    # The records say so: the learner's locks lifted by the reset, the address's still on.
+    assert {(lock.kind, lock.lifted_by) for lock in SignInLock.objects.all()} == {
+        ("account", staff),
+        ("account_address", staff),
+        ("address", None),
+    }
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ def normalise_usernames(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("learners", "0007_import_jobs_move_to_imports"),
+        ("learners", "0008_school_groups"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
