@@ -1,6 +1,7 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 class AccountsConfig(AppConfig):
     name = "accounts"
-    verbose_name = "Staff accounts and sign-in"
+    verbose_name = gettext_lazy("Staff accounts and sign-in")

@@ -39,6 +39,7 @@ class AuditEvent(models.Model):
         STAFF_ADDED = "staff_added", _("Added a staff account")
         STAFF_CHANGED = "staff_changed", _("Changed a staff account")
         SETTINGS_CHANGED = "settings_changed", _("Changed the partner's settings")
+        SIGN_IN_LOCK_LIFTED = "sign_in_lock_lifted", _("Lifted a sign-in lock")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

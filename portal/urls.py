@@ -17,6 +17,7 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
+    path("", include("accounts.urls")),
     path("", include("dashboard.urls")),
     path("", include("accounts.urls")),
     path("classes/", include("learners.group_urls")),

@@ -18,7 +18,7 @@ from followups.models import FollowUp
 from imports.models import ImportJob, ImportRow
 from learners.models import GroupMembership, GroupStaff, Learner, Level, SchoolGroup
 from portal.access import STAFF_GROUP
-from portal.models import StaffProfile, StaffRole
+from portal.models import SignInLock, StaffProfile, StaffRole
 from portal.partner_api import Answer, Question
 
 State = AssessmentAttempt.State
@@ -71,6 +71,19 @@ def make_learner(username: str, upstream_user_id: str) -> Learner:
         level=Level.SECONDARY,
         upstream_user_id=upstream_user_id,
         status=Learner.Status.ACTIVE,
+    )
+
+
+def make_sign_in_lock(
+    *, kind: str, user: User | None = None, address: str | None = None, minutes: int = 15
+) -> SignInLock:
+    """Record a sign-in lock in force as the throttle does (its cache keys are not set)."""
+    return SignInLock.objects.create(
+        kind=kind,
+        user=user,
+        address=address,
+        scope_ref=f"{kind}:test-{user.pk if user else address}",
+        locked_until=timezone.now() + timedelta(minutes=minutes),
     )
 
 

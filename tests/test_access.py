@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass, fields, replace
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -18,7 +19,7 @@ from followups.services import followup_open_for_result
 from imports.models import ImportJob
 from learners.models import Learner, SchoolGroup
 from portal.access import STAFF_GROUP
-from portal.models import StaffRole
+from portal.models import SignInLock, StaffRole
 from portal.partner_api import Answer, Question
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
@@ -37,6 +38,7 @@ TO_HOME = "-> /"
 TO_ME = "-> /me/"
 TO_DASHBOARD = "-> /dashboard/"
 TO_SETTINGS = "-> /settings/"
+TO_LOCKS = "-> /sign-in-locks/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
 MINE = "mine"
@@ -294,6 +296,20 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "accounts:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
+    "accounts:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    # Staff lift the lock of a learner they see (a second lift says it has ended), then come
+    # back; a GET is refused before any lookup, so it reveals nothing.
+    "accounts:sign_in_lock_lift": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": staff_row(
+            admin=TO_LOCKS,
+            teacher=TO_LOCKS,
+            other_teacher=NOT_FOUND,
+            head_of_year=TO_LOCKS,
+            other_head_of_year=NOT_FOUND,
+            dsl=TO_LOCKS,
+        ),
+    },
 }
 
 
@@ -435,11 +451,21 @@ def object_pk(name: str, owner: Learner) -> int:
         return SchoolGroup.objects.get(
             kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner
         ).pk
-    if name.startswith("accounts:"):
+    if name.startswith("accounts:staff"):
         # Staff accounts belong to the partner: every role tries the same one.
         return User.objects.get(username="tara.teacher").pk
     if name.startswith("followups:"):
         return FollowUp.objects.get(learner=owner).pk
+    if name.startswith("accounts:sign_in_lock"):
+        # A sign-in lock on the owner's account, as the throttle records one.
+        return SignInLock.objects.get_or_create(
+            user=owner.user,
+            kind=SignInLock.Kind.ACCOUNT,
+            defaults={
+                "scope_ref": f"account:{owner.pk}",
+                "locked_until": timezone.now() + timedelta(minutes=15),
+            },
+        )[0].pk
     if name.startswith("imports:"):
         # Import jobs belong to the partner, not to a learner: every role tries the same one.
         return ImportJob.objects.get_or_create(

@@ -26,6 +26,7 @@ from tests.factories import (
     good_rows,
     make_attempt,
     make_result,
+    make_sign_in_lock,
     mid_way,
     upload_file,
 )
@@ -634,6 +635,23 @@ def test_more_staff_states_pass_axe(browser, live_server, staff, learner, upstre
     page.close()
 
 
+def test_the_sign_in_locks_page_passes_axe_empty_listed_and_after_a_lift(
+    browser, live_server, staff, learner, viewport
+):
+    base = live_server.url
+    page = sign_in(browser, live_server, staff, viewport)
+    goto_and_check(page, base, "/sign-in-locks/", "sign-in locks, none")
+
+    make_sign_in_lock(kind="account_address", user=learner.user, address="192.0.2.10")
+    make_sign_in_lock(kind="account", user=learner.user, minutes=20)
+    make_sign_in_lock(kind="address", address="2001:db8:85a3::8a2e:370:7334", minutes=90)
+    goto_and_check(page, base, "/sign-in-locks/", "sign-in locks, a learner's and an address's")
+    click_and_wait(page, "main form[action$='/lift/'] button")
+    assert page.locator(".messages").count()
+    assert_accessible(page, "sign-in locks after lifting one")
+    page.close()
+
+
 # The actions of these URL names answer with a file, with JSON, or with a redirect to a page
 # that is checked above in the state the action leaves: they have no page of their own.
 NOT_A_PAGE = {
@@ -655,6 +673,7 @@ NOT_A_PAGE = {
     "operations_retry": "POST only; redirects to the operations page (checked)",
     "classes:add_learners": "POST only; redirects to the class page (checked with a search)",
     "classes:remove_learner": "POST only; redirects to the class page (checked)",
+    "accounts:sign_in_lock_lift": "POST only; redirects to the sign-in locks page (checked)",
 }
 
 

@@ -13,7 +13,7 @@ from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
 from learners.models import SchoolGroup
 from portal.models import StaffRole
-from tests.factories import PASSWORD, cohort_learner, make_staff
+from tests.factories import PASSWORD, cohort_learner, make_sign_in_lock, make_staff
 from tests.journeys import LEARNER_PASSWORD, register_pupil
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -467,3 +467,26 @@ def test_an_admin_makes_a_class_and_puts_a_learner_in_it_with_the_keyboard_alone
 
     assert list(group.memberships.values_list("learner_id", flat=True)) == [pupil.pk]
     assert "1 learner added to 7B." in page.inner_text(".messages")
+
+
+def test_staff_lift_a_sign_in_lock_with_the_keyboard_alone(
+    browser, live_server, staff, learner, viewport
+):
+    make_sign_in_lock(kind="account_address", user=learner.user, address="192.0.2.10")
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(page, staff.username, PASSWORD)
+
+    tab_until(page, "header a[href='/sign-in-locks/']", "staff's first page")
+    press_and_load(page)
+    where = "sign-in locks"
+    button = tab_until(page, "main form[action$='/lift/'] button", where)
+    assert button["text"] == "Lift the lock on Lee Pupil", describe(button)
+    press_and_load(page)  # Enter on the button sends its form
+
+    where = "sign-in locks after a lift"
+    assert "The lock on Lee Pupil from 192.0.2.10 is lifted." in page.inner_text(".messages")
+    stops = tab_round(page, where)
+    assert not any(stop["text"].startswith("Lift the lock") for stop in stops), stops
+    assert_visual_order(stops, where)
+    page.close()

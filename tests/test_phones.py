@@ -31,6 +31,7 @@ from tests.factories import (
     SLEEP,
     good_rows,
     make_attempt,
+    make_sign_in_lock,
     mid_way,
     upload_file,
 )
@@ -198,6 +199,9 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
     )
     followup = FollowUp.objects.filter(learner=other_learner).first()
     no_role = User.objects.create_user("no.role", password=PASSWORD)
+    make_sign_in_lock(kind="account_address", user=learner.user, address="192.0.2.10")
+    make_sign_in_lock(kind="account", user=no_role, minutes=20)
+    make_sign_in_lock(kind="address", address="2001:db8:85a3::8a2e:370:7334", minutes=90)
 
     def bad_due_date(page) -> None:
         page.fill("#id_due_date", "31/02/2026")
@@ -227,6 +231,12 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
             Stop("erase-confirm", f"/learners/{learner.pk}/erase/"),
             Stop("staff-attempt-refused", f"/learners/{other_learner.pk}/attempts/44/"),
             Stop("operations-failures", "/operations/", add_failures_and_reload),
+            Stop("sign-in-locks", "/sign-in-locks/"),
+            Stop(
+                "sign-in-locks-lifted",
+                "/sign-in-locks/",
+                lambda page: click_and_wait(page, "main form[action$='/lift/'] button"),
+            ),
         ],
         learner.user: [
             Stop("autosave-saved", "/me/assessments/41/page/1/", autosave("id_q1_1")),
