@@ -1,6 +1,6 @@
 """Reads of learners shared by staff pages."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet, Value
@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from assessments.selectors import with_latest_attempt
 from learners.models import Learner
+from portal.models import SignInLock
 from portal.usernames import username_normal_form
 
 # Matches the partial indexes on Learner (learner_active_name_idx and its level variant).
@@ -77,3 +78,9 @@ def username_taken(username: str) -> bool:
         .exclude(pk__in=stale)
         .exists()
     )
+
+
+def sign_in_locked_until(learner: Learner) -> datetime | None:
+    """Return when the last lock on the learner's sign-in ends, if one is in force."""
+    locks = SignInLock.objects.current().filter(user_id=learner.user_id)
+    return locks.order_by("-locked_until").values_list("locked_until", flat=True).first()

@@ -15,7 +15,7 @@ from learners.access import visible_groups, visible_learner_or_404, visible_lear
 from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm, LearnerSearchForm
 from learners.groups import learner_current_groups
 from learners.models import Learner
-from learners.selectors import learner_matching, learner_rows
+from learners.selectors import learner_matching, learner_rows, sign_in_locked_until
 from learners.services import (
     RegistrationFailed,
     learner_password_reset,
@@ -104,6 +104,7 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "attempts": attempts,
             "latest_result": latest,
             "groups": learner_current_groups(learner),
+            "sign_in_locked_until": sign_in_locked_until(learner),
             **(_score_trend(learner, attempts) if show_results else {}),
         },
     )

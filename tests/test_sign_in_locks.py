@@ -137,3 +137,14 @@ def test_learners_get_404_and_anonymous_users_sign_in_at_the_locks_pages(
 
     lock.refresh_from_db()
     assert lock.lifted_at is None
+
+
+def test_the_learners_record_says_until_when_sign_in_is_locked(staff_client, learner):
+    record = f"/learners/{learner.pk}/"
+    assert "Locked until" not in text(staff_client.get(record))
+
+    lock_out("lee.learner")
+
+    page = text(staff_client.get(record))
+    assert re.search(r"Locked until \d\d:\d\d \(in 1[45] minutes\) after too many", page), page
+    assert f'href="{LOCKS}"' in staff_client.get(record).content.decode()
