@@ -104,8 +104,14 @@ class CaseInsensitiveModelBackend(ModelBackend):
             # it (SQLite failed on a 100,000-character username, uncounted).
             throttle.fail()
             return None
-        account = account_for(username)
-        user = self._check_password(account, password)
+        try:
+            account = account_for(username)
+            user = self._check_password(account, password)
+        except Exception:
+            # The portal failed (its database, say), not the person: a school signing in
+            # through an outage must not be locked out by it afterwards.
+            throttle.give_back()
+            raise
         if user is None:
             throttle.fail(account=account)
         else:
@@ -208,11 +214,15 @@ class SignInThrottle:
             return False
         counts = {scope.kind: _count_up(scope.count_key) for scope in self.scopes}
         if any(counts[scope.kind] > scope.limit for scope in self.scopes):
-            for scope in self.scopes:
-                _count_down(scope.count_key)
+            self.give_back()
             return False
         self.reserved = counts
         return True
+
+    def give_back(self) -> None:
+        """Take back what this attempt counted: no password was checked, or none could be."""
+        for scope in self.scopes:
+            _count_down(scope.count_key)
 
     def fail(self, *, account: AbstractBaseUser | None = None) -> None:
         """Keep the reservation as a failure; lock each scope whose limit it reached.

@@ -10,12 +10,13 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from portal import auth
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from portal.models import SignInLock
 from tests.factories import PASSWORD, make_learner
@@ -180,6 +181,21 @@ def test_a_lock_on_a_username_no_account_has_leaves_no_record(client, db):
 
     assert TOO_MANY in error_summary(sign_in(client, "no.such.user", WRONG))
     assert not SignInLock.objects.exists()
+
+
+def test_sign_ins_the_portal_failed_to_check_count_against_no_one(learner, settings, monkeypatch):
+    settings.LOGIN_FAILURE_LIMIT_PER_IP = 3
+
+    def database_down(username):
+        raise DatabaseError("the database is down")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(auth, "account_for", database_down)
+        for _ in range(5):
+            failed = sign_in(Client(raise_request_exception=False), "lee.learner", PASSWORD)
+            assert failed.status_code == 500
+
+    assert sign_in(Client(), "lee.learner", PASSWORD).status_code == 302
 
 
 def test_a_successful_sign_in_resets_the_usernames_count(client, learner):
