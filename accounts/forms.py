@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from learners.forms import username_in_normal_form
 from learners.models import SchoolGroup
 from portal.forms import ClearRequiredMessages
 from portal.models import PartnerSettings, StaffRole
@@ -78,8 +79,10 @@ class StaffNewForm(StaffAccountForm):
     field_order = ["username", "first_name", "last_name", "email", "role", "groups"]
 
     def clean_username(self) -> str:
-        username = self.cleaned_data["username"].strip()
-        if get_user_model().objects.filter(username__iexact=username).exists():
+        # The same normal form as learners' usernames, so sign-in finds the account however
+        # its name is typed ("Tara.Teacher", full-width letters).
+        username = username_in_normal_form(self.cleaned_data["username"])
+        if get_user_model().objects.filter(username=username).exists():
             raise ValidationError(_("That username is already taken. Choose another."))
         return username
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts import services
-from accounts.selectors import sign_in_locks_current
+from accounts.selectors import sign_in_locks_current, sign_in_locks_of
 from portal.access import learner_account, staff_required
 from portal.addresses import client_address
 from portal.models import SignInLock
@@ -16,17 +16,20 @@ from portal.models import SignInLock
 @staff_required
 def sign_in_locks(request: HttpRequest) -> HttpResponse:
     """List the sign-in locks in force, each with a button to lift it."""
-    locks = sign_in_locks_current()
+    locks = sign_in_locks_current(request.user)
     for lock in locks:
         lock.who = lock_who(lock)
     return render(request, "accounts/sign_in_locks.html", {"locks": locks})
 
 
 @staff_required
-@require_POST
+@require_POST  # inside: a GET is refused before any lookup, so it reveals nothing
 def sign_in_lock_lift(request: HttpRequest, pk: int) -> HttpResponse:
     """Lift one sign-in lock, then show the locks again with what happened."""
-    lock = get_object_or_404(SignInLock.objects.select_related("user__learner"), pk=pk)
+    # Another group's learner's lock is a 404, as their record is.
+    lock = get_object_or_404(
+        sign_in_locks_of(request.user, SignInLock.objects.select_related("user__learner")), pk=pk
+    )
     if services.sign_in_lock_lift(lock=lock, actor=request.user, address=client_address(request)):
         messages.success(request, lifted_message(lock))
     else:

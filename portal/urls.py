@@ -19,7 +19,6 @@ urlpatterns = [
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
     path("", include("accounts.urls")),
     path("", include("dashboard.urls")),
-    path("", include("accounts.urls")),
     path("classes/", include("learners.group_urls")),
     path("follow-ups/", include("followups.urls")),
     path("learners/import/", include("imports.urls")),

@@ -126,7 +126,7 @@ def test_an_import_run_queued_before_the_move_runs_from_the_tasks_new_home(old_d
 
 
 # The last migration of learners before usernames were stored in their normal form.
-LEARNERS_BEFORE_NORMAL_FORMS = ("learners", "0007_import_jobs_move_to_imports")
+LEARNERS_BEFORE_NORMAL_FORMS = ("learners", "0008_school_groups")
 
 
 @pytest.fixture

@@ -11,7 +11,15 @@ from audit.models import AuditEvent
 from learners.models import SchoolGroup
 from portal.access import sees_results, staff_role
 from portal.models import PartnerSettings, StaffRole
-from tests.factories import PASSWORD, completed, make_group, make_learner, make_staff, put_in_group
+from tests.factories import (
+    PASSWORD,
+    completed,
+    make_group,
+    make_learner,
+    make_sign_in_lock,
+    make_staff,
+    put_in_group,
+)
 
 STAFF_PASSWORD = "Sturdy-Lantern-Harbour-7"
 
@@ -216,3 +224,38 @@ def test_an_admin_keeps_records_without_reading_results_unless_the_partner_says(
     client.post("/settings/", {"admins_see_results": "on"})
 
     assert "HIGH" in signed_in(admin).get(f"/learners/{pupil_with_results.pk}/").content.decode()
+
+
+def test_staff_usernames_take_the_normal_form_learners_do(db, monkeypatch):
+    monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
+
+    add_staff("Ｔara.Teacher", "--email", "tara@school.example", "--role", "teacher")
+
+    assert User.objects.filter(username="tara.teacher").exists()
+    assert Client().login(username="TARA.teacher", password=STAFF_PASSWORD)
+    with pytest.raises(CommandError, match="one alphabet"):
+        add_staff("tаra", "--email", "t@school.example", "--role", "teacher")  # Cyrillic а
+
+
+def test_a_teacher_sees_and_lifts_only_their_own_pupils_sign_in_locks(admin):
+    class_7b = make_group("7B")
+    mine, other = make_learner("mia.mine", "u-mia"), make_learner("oli.other", "u-oli")
+    put_in_group(class_7b, mine)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[class_7b])
+    colleague = make_staff("tom.teacher", role=StaffRole.TEACHER)
+    locks = [
+        make_sign_in_lock(kind="account", user=mine.user),
+        make_sign_in_lock(kind="account", user=other.user),
+        make_sign_in_lock(kind="account", user=colleague),
+        make_sign_in_lock(kind="address", address="192.0.2.10"),
+    ]
+    client = signed_in(teacher)
+
+    page = client.get("/sign-in-locks/").content.decode()
+
+    assert "Mia Pupil" in page and "Oli Pupil" not in page
+    assert "tom.teacher" not in page and "192.0.2.10" not in page
+    assert client.post(f"/sign-in-locks/{locks[1].pk}/lift/").status_code == 404
+    assert client.post(f"/sign-in-locks/{locks[0].pk}/lift/").status_code == 302
+    every = signed_in(admin).get("/sign-in-locks/").content.decode()
+    assert "Oli Pupil" in every and "tom.teacher" in every and "192.0.2.10" in every

@@ -12,6 +12,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from accounts.staff import staff_add, staff_change, staff_password_set
+from learners.forms import username_in_normal_form
 from learners.groups import group_create
 from learners.models import SchoolGroup, current_academic_year
 from portal.access import staff_role
@@ -40,12 +41,16 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, username: str, email: str, role: str, group: list[str], **options):
-        username = username.strip()
+        try:
+            # Stored in the normal form sign-in looks for (portal.usernames).
+            username = username_in_normal_form(username)
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
         try:
             validate_email(email)
         except ValidationError:
             raise CommandError(f"{email!r} is not an email address.") from None
-        existing = get_user_model().objects.filter(username__iexact=username).first()
+        existing = get_user_model().objects.filter(username=username).first()
         if existing is not None and staff_role(existing) is None and existing.is_active:
             raise CommandError(
                 f"{username} is already an account that is not staff (a learner's, perhaps)."
