@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy
 
 from learners.forms import username_in_normal_form
 from learners.models import SchoolGroup
+from portal.access import assigned_role
 from portal.forms import ClearRequiredMessages
 from portal.models import PartnerSettings, StaffRole
 
@@ -117,10 +118,9 @@ class StaffChangeForm(StaffAccountForm):
     @classmethod
     def for_account(cls, data, *, account) -> "StaffChangeForm":
         """Return the form filled with the account's current values (or the posted ones)."""
-        profile = getattr(account, "staff_profile", None)
         initial = {
             "email": account.email,
-            "role": StaffRole.ADMIN if account.is_superuser else getattr(profile, "role", ""),
+            "role": assigned_role(account) or "",
             "groups": list(account.group_links.values_list("group_id", flat=True)),
             "is_active": account.is_active,
         }

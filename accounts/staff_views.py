@@ -10,7 +10,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from accounts.forms import PartnerSettingsForm, StaffChangeForm, StaffNewForm
 from accounts.staff import StaffAccountRefused, partner_settings_update, staff_add, staff_change
 from learners.group_selectors import staff_accounts
-from portal.access import admin_required, staff_role
+from portal.access import admin_required, assigned_role
 from portal.addresses import client_address
 from portal.models import PartnerSettings, StaffRole
 
@@ -20,10 +20,11 @@ def staff_list(request: HttpRequest) -> HttpResponse:
     """List the staff accounts with their roles and groups."""
     accounts = (
         staff_accounts(include_inactive=True)
-        .select_related("staff_profile")
+        .select_related("staff_profile", "learner")
         .prefetch_related("school_groups")
     )
-    rows = [(account, StaffRole(staff_role(account) or StaffRole.TEACHER)) for account in accounts]
+    # The role held, also by those who can no longer sign in (staff_role would say None).
+    rows = [(account, StaffRole(assigned_role(account))) for account in accounts]
     return render(request, "accounts/staff_list.html", {"rows": rows})
 
 

@@ -22,25 +22,26 @@ View = Callable[..., HttpResponse]
 
 
 def staff_role(user: AbstractBaseUser | AnonymousUser) -> str | None:
-    """Return the user's staff role, or None for anyone who is not partner staff.
+    """Return the role of a signed-in, active member of staff; None for anyone else."""
+    if not user.is_authenticated or not user.is_active:
+        return None
+    # Asked by the view's decorator and again by every template: worked out once per request.
+    if not hasattr(user, "_staff_role"):
+        user._staff_role = assigned_role(user)
+    return user._staff_role
+
+
+def assigned_role(user: AbstractBaseUser) -> str | None:
+    """Return the role an account holds, whether or not it may sign in now; None if not staff.
 
     A superuser counts as a partner admin. A member of the staff group who was never given a
     role counts as a teacher: they see the learners of their groups, none until given one.
     """
-    if not user.is_authenticated or not user.is_active:
-        return None
     # A learner's account is never staff, whatever its groups or flags: a child's sign-in must
     # not open other children's records. The learner comes with the user
     # (portal.auth.CaseInsensitiveModelBackend.get_user).
     if learner_account(user) is not None:
         return None
-    # Asked by the view's decorator and again by every template: worked out once per request.
-    if not hasattr(user, "_staff_role"):
-        user._staff_role = _stored_role(user)
-    return user._staff_role
-
-
-def _stored_role(user: AbstractBaseUser) -> str | None:
     if user.is_superuser:
         return StaffRole.ADMIN
     try:

@@ -259,3 +259,30 @@ def test_a_teacher_sees_and_lifts_only_their_own_pupils_sign_in_locks(admin):
     assert client.post(f"/sign-in-locks/{locks[0].pk}/lift/").status_code == 302
     every = signed_in(admin).get("/sign-in-locks/").content.decode()
     assert "Oli Pupil" in every and "tom.teacher" in every and "192.0.2.10" in every
+
+
+def test_an_account_that_can_no_longer_sign_in_keeps_its_role_on_the_staff_pages(admin):
+    dee = make_staff("dee.dsl", role=StaffRole.DSL)
+    User.objects.filter(pk=dee.pk).update(is_active=False)
+    client = signed_in(admin)
+
+    listing = client.get("/staff/").content.decode()
+    form = client.get(f"/staff/{dee.pk}/").content.decode()
+
+    row = listing.split("dee.dsl</span>")[1].split("</li>")[0]
+    assert "Designated safeguarding lead" in row and "Cannot sign in" in row
+    assert '<option value="dsl" selected>' in form
+
+
+def test_the_staff_list_costs_the_same_queries_for_two_accounts_or_ten(
+    admin, django_assert_max_num_queries
+):
+    client = signed_in(admin)
+    client.get("/staff/")
+    for number in range(10):
+        make_staff(f"t{number}.teacher", role=StaffRole.TEACHER, groups=[make_group(f"G{number}")])
+
+    # Session, user, accounts, their groups (prefetched), the upstream banner and a spare:
+    # never one more per account.
+    with django_assert_max_num_queries(8):
+        assert client.get("/staff/").status_code == 200

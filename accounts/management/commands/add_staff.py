@@ -15,7 +15,7 @@ from accounts.staff import staff_add, staff_change, staff_password_set
 from learners.forms import username_in_normal_form
 from learners.groups import group_create
 from learners.models import SchoolGroup, current_academic_year
-from portal.access import staff_role
+from portal.access import assigned_role
 from portal.models import StaffRole
 
 PASSWORD_VARIABLE = "STAFF_PASSWORD"
@@ -51,7 +51,8 @@ class Command(BaseCommand):
         except ValidationError:
             raise CommandError(f"{email!r} is not an email address.") from None
         existing = get_user_model().objects.filter(username=username).first()
-        if existing is not None and staff_role(existing) is None and existing.is_active:
+        # Never a learner's account, even one that can no longer sign in.
+        if existing is not None and assigned_role(existing) is None:
             raise CommandError(
                 f"{username} is already an account that is not staff (a learner's, perhaps)."
             )
