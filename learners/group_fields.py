@@ -2,20 +2,10 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from learners.models import SchoolGroup, current_academic_year
-
-
-def group_named(groups: QuerySet[SchoolGroup], name: str) -> SchoolGroup | None:
-    """Return the group of this name among `groups`, this academic year's first, or None."""
-    matches = [group for group in groups if group.name.casefold() == name.strip().casefold()]
-    year = current_academic_year()
-    matches.sort(
-        key=lambda group: (group.academic_year != year, group.academic_year), reverse=False
-    )
-    return matches[0] if matches else None
+from learners.group_selectors import groups_by_name
+from learners.models import SchoolGroup
 
 
 class GroupChoiceField(forms.ModelChoiceField):
@@ -26,14 +16,14 @@ class GroupChoiceField(forms.ModelChoiceField):
             return None
         text = str(value).strip()
         if not text.isdigit():
-            group = group_named(self.queryset, text)
-            if group is None:
+            pk = groups_by_name(self.queryset).get(text.casefold())
+            if pk is None:
                 raise ValidationError(
                     _("There is no group called %(name)s that you can add learners to.")
                     % {"name": text},
                     code="invalid_choice",
                 )
-            return group
+            return self.queryset.get(pk=pk)
         return super().to_python(text)
 
     def label_from_instance(self, group: SchoolGroup) -> str:

@@ -51,12 +51,16 @@ def group_candidates(group: SchoolGroup, query: str) -> QuerySet[Learner]:
     )
 
 
-def groups_by_name() -> dict[str, int]:
-    """Return each group's id by its case-folded name, this year's group where names repeat."""
+def groups_by_name(groups: QuerySet[SchoolGroup] | None = None) -> dict[str, int]:
+    """Return each group's id (of `groups`, else all) by its case-folded name.
+
+    Where a name is used in several years it means this year's group (else the latest).
+    """
     year = current_academic_year()
     found: dict[str, int] = {}
-    # Oldest first, this year's last: a name used in several years means this year's group.
-    rows = SchoolGroup.objects.values_list("name", "academic_year", "pk")
+    # Oldest first, this year's last: a later entry replaces an earlier one of the same name.
+    groups = SchoolGroup.objects.all() if groups is None else groups
+    rows = groups.values_list("name", "academic_year", "pk")
     for name, _year, pk in sorted(rows, key=lambda row: (row[1] == year, row[1])):
         found[name.casefold()] = pk
     return found

@@ -142,6 +142,18 @@ def test_a_script_may_name_the_class_instead_of_its_id(admin, class_7b, upstream
     assert Learner.objects.get(username="nia.new").group_memberships.get().group == class_7b
 
 
+def test_a_class_named_in_several_years_means_this_years(admin, class_7b, upstream):
+    SchoolGroup.objects.create(name="7B", level=Level.SECONDARY, academic_year="2019/20")
+
+    signed_in(admin).post(
+        "/learners/new/",
+        {"username": "nia.new", "password": GOOD_PASSWORD, "dob": "2013-03-02",
+         "school_class": "7B"},
+    )  # fmt: skip
+
+    assert Learner.objects.get(username="nia.new").group_memberships.get().group == class_7b
+
+
 def test_registering_without_a_class_keeps_working_for_whole_school_roles(admin, upstream):
     response = signed_in(admin).post(
         "/learners/new/", {"username": "nia.new", "password": GOOD_PASSWORD, "dob": "2013-03-02"}
