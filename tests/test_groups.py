@@ -3,6 +3,7 @@
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.utils.html import escape
 
 from audit.models import AuditEvent
 from imports.models import ImportJob
@@ -206,9 +207,13 @@ def test_a_csv_naming_an_unknown_group_says_so_on_that_row(admin, class_7b, upst
 
     response = signed_in(admin).post("/learners/import/", {"file": upload_file(text)}, follow=True)
 
-    page = response.content.decode()
-    assert "class: There is no group called “7Z”" in page or "There is no group called" in page
-    assert ImportJob.objects.get().rows.get().state == "invalid"
+    row = ImportJob.objects.get().rows.get()
+    problem = (
+        "class: There is no group called “7Z”. Make it on the Classes page first, or correct "
+        "the name (several groups are separated by ;)."
+    )
+    assert (row.state, row.problems) == ("invalid", [problem])
+    assert escape(problem) in response.content.decode()
 
 
 def test_staff_pages_say_plainly_when_a_teacher_has_no_class_yet(db):
