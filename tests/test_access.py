@@ -84,113 +84,44 @@ PEOPLE = [
 ]
 
 
-def staff_row(
-    *,
-    admin: str,
-    teacher: str,
-    other_teacher: str,
-    head_of_year: str,
-    other_head_of_year: str,
-    dsl: str,
-    learners: str = NOT_FOUND,
-) -> Row:
-    """Return a row for a staff URL: anonymous visitors sign in, learners get `learners`."""
-    return Row(
-        SIGN_IN,
-        learners,
-        learners,
-        admin,
-        teacher,
-        other_teacher,
-        head_of_year,
-        other_head_of_year,
-        dsl,
-        superuser=admin,
-    )
+STAFF_COLUMNS = ("admin", "teacher", "other_teacher", "head_of_year", "other_head_of_year", "dsl")
+
+
+def staff_row(otherwise: str = NOT_FOUND, *, learners: str = NOT_FOUND, **answers: str) -> Row:
+    """Return a staff URL's row: named staff columns get their answer, the rest `otherwise`."""
+    # Anonymous visitors sign in, learners get `learners`, a superuser what an admin gets.
+    unknown = set(answers) - set(STAFF_COLUMNS)
+    assert not unknown, f"not staff columns: {unknown}"
+    cells = {column: answers.get(column, otherwise) for column in STAFF_COLUMNS}
+    return Row(SIGN_IN, learners, learners, **cells, superuser=cells["admin"])
 
 
 def everyone_on_staff(answer: str) -> Row:
-    return staff_row(
-        admin=answer,
-        teacher=answer,
-        other_teacher=answer,
-        head_of_year=answer,
-        other_head_of_year=answer,
-        dsl=answer,
-    )
+    return staff_row(answer)
 
 
 def whole_school(answer: str) -> Row:
     """Admins and safeguarding leads only (bulk registration, personal data, operations)."""
-    return staff_row(
-        admin=answer,
-        teacher=NOT_FOUND,
-        other_teacher=NOT_FOUND,
-        head_of_year=NOT_FOUND,
-        other_head_of_year=NOT_FOUND,
-        dsl=answer,
-    )
+    return staff_row(admin=answer, dsl=answer)
 
 
 def admins_only(answer: str) -> Row:
     """Accounts, groups, settings."""
-    return staff_row(
-        admin=answer,
-        teacher=NOT_FOUND,
-        other_teacher=NOT_FOUND,
-        head_of_year=NOT_FOUND,
-        other_head_of_year=NOT_FOUND,
-        dsl=NOT_FOUND,
-    )
+    return staff_row(admin=answer)
 
 
 # Any member of staff, each seeing what their role allows (the list, the dashboard).
 STAFF_PAGE = everyone_on_staff(OK)
 # One learner's record: staff of their groups and the whole-school roles.
-LEARNER_RECORD = staff_row(
-    admin=OK,
-    teacher=OK,
-    other_teacher=NOT_FOUND,
-    head_of_year=OK,
-    other_head_of_year=NOT_FOUND,
-    dsl=OK,
-)
+LEARNER_RECORD = staff_row(admin=OK, teacher=OK, head_of_year=OK, dsl=OK)
 # Results and follow-ups across the learners a role sees: pastoral staff and the DSLs.
-RESULTS_PAGE = staff_row(
-    admin=NOT_FOUND,
-    teacher=NOT_FOUND,
-    other_teacher=NOT_FOUND,
-    head_of_year=OK,
-    other_head_of_year=OK,
-    dsl=OK,
-)
-RESULTS_EXPORT = staff_row(
-    admin=NOT_FOUND,
-    teacher=NOT_FOUND,
-    other_teacher=NOT_FOUND,
-    head_of_year=NOT_FOUND,
-    other_head_of_year=NOT_FOUND,
-    dsl=OK,
-)
+RESULTS_PAGE = staff_row(head_of_year=OK, other_head_of_year=OK, dsl=OK)
+RESULTS_EXPORT = staff_row(dsl=OK)
 RESULTS_EXPORT_BY_POST = replace(RESULTS_EXPORT, dsl=NOT_ALLOWED)
 # One learner's follow-up.
-FOLLOW_UP = staff_row(
-    admin=NOT_FOUND,
-    teacher=NOT_FOUND,
-    other_teacher=NOT_FOUND,
-    head_of_year=OK,
-    other_head_of_year=NOT_FOUND,
-    dsl=OK,
-)
+FOLLOW_UP = staff_row(head_of_year=OK, dsl=OK)
 # One class: its staff, and the whole-school roles (a head of year leads the year group).
-CLASS_PAGE = staff_row(
-    admin=OK,
-    teacher=OK,
-    other_teacher=NOT_FOUND,
-    head_of_year=NOT_FOUND,
-    other_head_of_year=NOT_FOUND,
-    dsl=OK,
-)
+CLASS_PAGE = staff_row(admin=OK, teacher=OK, dsl=OK)
 LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, *[NOT_FOUND] * 7)
 LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
@@ -269,12 +200,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "dashboard:results_csv": {
         "GET": RESULTS_PAGE,
         "POST": staff_row(
-            admin=NOT_FOUND,
-            teacher=NOT_FOUND,
-            other_teacher=NOT_FOUND,
-            head_of_year=NOT_ALLOWED,
-            other_head_of_year=NOT_ALLOWED,
-            dsl=NOT_ALLOWED,
+            head_of_year=NOT_ALLOWED, other_head_of_year=NOT_ALLOWED, dsl=NOT_ALLOWED
         ),
     },
     # Staff retry any learner's stuck attempt, then come back to the operations page.
@@ -301,14 +227,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # back; a GET is refused before any lookup, so it reveals nothing.
     "accounts:sign_in_lock_lift": {
         "GET": everyone_on_staff(NOT_ALLOWED),
-        "POST": staff_row(
-            admin=TO_LOCKS,
-            teacher=TO_LOCKS,
-            other_teacher=NOT_FOUND,
-            head_of_year=TO_LOCKS,
-            other_head_of_year=NOT_FOUND,
-            dsl=TO_LOCKS,
-        ),
+        "POST": staff_row(admin=TO_LOCKS, teacher=TO_LOCKS, head_of_year=TO_LOCKS, dsl=TO_LOCKS),
     },
 }
 
