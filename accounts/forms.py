@@ -2,7 +2,6 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -10,7 +9,7 @@ from django.utils.translation import gettext_lazy
 from learners.forms import username_in_normal_form
 from learners.models import SchoolGroup
 from portal.access import assigned_role
-from portal.forms import ClearRequiredMessages
+from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
 from portal.models import PartnerSettings, StaffRole
 
 
@@ -65,17 +64,8 @@ class StaffNewForm(StaffAccountForm):
     username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
     first_name = forms.CharField(label=gettext_lazy("First name"), max_length=150, required=False)
     last_name = forms.CharField(label=gettext_lazy("Last name"), max_length=150, required=False)
-    password1 = forms.CharField(
-        label=gettext_lazy("Password"),
-        strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
-    )
-    password2 = forms.CharField(
-        label=gettext_lazy("Password again"),
-        strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-    )
+    password1 = new_password_field(gettext_lazy("Password"), with_rules=True)
+    password2 = new_password_field(gettext_lazy("Password again"))
 
     field_order = ["username", "first_name", "last_name", "email", "role", "groups"]
 
@@ -89,20 +79,13 @@ class StaffNewForm(StaffAccountForm):
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        first, second = cleaned.get("password1"), cleaned.get("password2")
-        if first and second and first != second:
-            self.add_error("password2", _("The two passwords differ. Type the same one twice."))
-        elif first:
-            user = get_user_model()(
-                username=cleaned.get("username", ""),
-                email=cleaned.get("email", ""),
-                first_name=cleaned.get("first_name", ""),
-                last_name=cleaned.get("last_name", ""),
-            )
-            try:
-                validate_password(first, user)
-            except ValidationError as error:
-                self.add_error("password1", error)
+        person = get_user_model()(
+            username=cleaned.get("username", ""),
+            email=cleaned.get("email", ""),
+            first_name=cleaned.get("first_name", ""),
+            last_name=cleaned.get("last_name", ""),
+        )
+        new_password_check(self, first="password1", again="password2", person=person)
         return cleaned
 
 

@@ -4,7 +4,6 @@ from datetime import date
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
@@ -14,7 +13,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from learners.group_fields import GroupChoiceField
 from learners.models import Level, SchoolGroup
 from learners.selectors import username_taken
-from portal.forms import ClearRequiredMessages
+from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username_problem
 
 # Learners range from primary pupils to adults: an age outside these is a typing mistake.
@@ -37,12 +36,7 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         validators=[UnicodeUsernameValidator()],
         help_text=gettext_lazy("Letters, digits and @ . + - _ only. The learner signs in with it."),
     )
-    password = forms.CharField(
-        label=gettext_lazy("Password"),
-        strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
-    )
+    password = new_password_field(gettext_lazy("Password"), with_rules=True)
     dob = forms.DateField(
         label=gettext_lazy("Date of birth"),
         input_formats=["%Y-%m-%d"],
@@ -131,19 +125,14 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        password = cleaned.get("password")
-        if password:
-            # Validate against a throwaway user so the similarity check sees the names.
-            probe = get_user_model()(
-                username=cleaned.get("username", ""),
-                first_name=cleaned.get("first_name", ""),
-                last_name=cleaned.get("last_name", ""),
-                email=cleaned.get("email", ""),
-            )
-            try:
-                validate_password(password, user=probe)
-            except ValidationError as error:
-                self.add_error("password", error)
+        # A throwaway user, so that the similarity check sees the names.
+        person = get_user_model()(
+            username=cleaned.get("username", ""),
+            first_name=cleaned.get("first_name", ""),
+            last_name=cleaned.get("last_name", ""),
+            email=cleaned.get("email", ""),
+        )
+        new_password_check(self, first="password", person=person)
         return cleaned
 
 
@@ -182,17 +171,8 @@ class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
         "new_password2": gettext_lazy("Enter the new password again."),
     }
 
-    new_password1 = forms.CharField(
-        label=gettext_lazy("New password"),
-        strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text=gettext_lazy("At least 8 characters, not a common password and not only digits."),
-    )
-    new_password2 = forms.CharField(
-        label=gettext_lazy("New password again"),
-        strip=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-    )
+    new_password1 = new_password_field(gettext_lazy("New password"), with_rules=True)
+    new_password2 = new_password_field(gettext_lazy("New password again"))
 
     def __init__(self, *args, learner, **kwargs):
         super().__init__(*args, **kwargs)
@@ -200,21 +180,13 @@ class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        password = cleaned.get("new_password1")
-        again = cleaned.get("new_password2")
-        if password and again and password != again:
-            self.add_error("new_password2", _("The two passwords do not match. Type it again."))
-        elif password:
-            # The learner's names live on the Learner, not the User: give them to the
-            # similarity check, as registration does.
-            probe = get_user_model()(
-                username=self.learner.username,
-                first_name=self.learner.first_name,
-                last_name=self.learner.last_name,
-                email=self.learner.email,
-            )
-            try:
-                validate_password(password, user=probe)
-            except ValidationError as error:
-                self.add_error("new_password1", error)
+        # The learner's names live on the Learner, not the User: give them to the similarity
+        # check, as registration does.
+        person = get_user_model()(
+            username=self.learner.username,
+            first_name=self.learner.first_name,
+            last_name=self.learner.last_name,
+            email=self.learner.email,
+        )
+        new_password_check(self, first="new_password1", again="new_password2", person=person)
         return cleaned

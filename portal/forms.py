@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy
@@ -94,3 +95,33 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
                     }
                 ) from None
             raise
+
+
+PASSWORD_RULES = gettext_lazy("At least 8 characters, not a common password and not only digits.")
+
+
+def new_password_field(label: str, *, with_rules: bool = False) -> forms.CharField:
+    """Return a field for a new password: never stripped, offered by password managers."""
+    return forms.CharField(
+        label=label,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=PASSWORD_RULES if with_rules else "",
+    )
+
+
+@sensitive_variables()
+def new_password_check(form: forms.Form, *, first: str, again: str | None = None, person) -> None:
+    """Add the errors of a new password (typed twice if `again`): a mismatch, or the validators'.
+
+    `person` is an unsaved user carrying the names the similarity check compares with.
+    """
+    password = form.cleaned_data.get(first)
+    repeated = form.cleaned_data.get(again) if again else password
+    if password and repeated and password != repeated:
+        form.add_error(again, gettext("The two passwords do not match. Type it again."))
+    elif password:
+        try:
+            validate_password(password, user=person)
+        except ValidationError as error:
+            form.add_error(first, error)
