@@ -9,8 +9,8 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from audit.services import audit_record
 from portal.access import learner_account
-from portal.auth import sign_in_lock_clear
 from portal.models import SignInLock
+from portal.sign_in_throttle import sign_in_lock_clear
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from learners.registration import (
     stale_registrations_discard,
     upstream_register,
 )
-from portal.auth import sign_in_unlock
 from portal.partner_api import PartnerApiError, get_client
+from portal.sign_in_throttle import sign_in_unlock
 from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,11 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
-from portal.auth import PASSWORD_MAX_LENGTH, sign_in_locked, too_many_attempts_message
+from portal.sign_in_throttle import (
+    PASSWORD_MAX_LENGTH,
+    sign_in_locked,
+    too_many_attempts_message,
+)
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
 
 

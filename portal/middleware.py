@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from portal.access import is_staff_member, learner_for
-from portal.auth import duration_text
 from portal.partner_api import PartnerApiError
+from portal.sign_in_throttle import duration_text
 from portal.upstream import failure_message
 
 logger = logging.getLogger(__name__)

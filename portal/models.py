@@ -95,7 +95,7 @@ class SignInLockQuerySet(models.QuerySet):
 
 
 class SignInLock(models.Model):
-    """A sign-in lock the throttle set (portal.auth), kept for staff to see and lift.
+    """A sign-in lock the throttle set (portal.sign_in_throttle), kept for staff to see and lift.
 
     The cache decides who is refused; this row says what was locked and until when. Locks on
     usernames no account has get no row: the throttle treats them alike, and staff have no one

@@ -116,10 +116,11 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Sign-in throttling (portal/auth.py). Failed sign-ins within LOGIN_FAILURE_WINDOW seconds are
-# counted for one account from one address (LOGIN_FAILURE_LIMIT_PER_USERNAME), for one account
-# from every address (LOGIN_FAILURE_LIMIT_PER_ACCOUNT) and for one address whatever the usernames
-# (LOGIN_FAILURE_LIMIT_PER_IP); at its limit each is locked for LOGIN_LOCKOUT_DURATION seconds.
+# Sign-in throttling (portal/sign_in_throttle.py). Failed sign-ins within LOGIN_FAILURE_WINDOW
+# seconds are counted for one account from one address (LOGIN_FAILURE_LIMIT_PER_USERNAME), for
+# one account from every address (LOGIN_FAILURE_LIMIT_PER_ACCOUNT) and for one address whatever
+# the usernames (LOGIN_FAILURE_LIMIT_PER_IP); at its limit each is locked for
+# LOGIN_LOCKOUT_DURATION seconds.
 # A school is one address (NAT): the address limit counts its failures plus the sign-ins under
 # way at that moment (correct ones give their place back when done), so keep it above a bad
 # morning's typos plus a class signing in at once.
