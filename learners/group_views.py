@@ -51,7 +51,7 @@ def group_edit(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         changed = group_update(
-            group=SchoolGroup.objects.get(pk=pk),  # the form changed `group` in memory
+            group=group,
             **{field: form.cleaned_data[field] for field in GroupForm.Meta.fields},
             staff=form.cleaned_data["staff"],
             changed_by=request.user,
@@ -82,7 +82,9 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
     """Put the chosen learners in the group."""
     group = get_object_or_404(SchoolGroup, pk=pk)
-    form = LearnerPickForm(request.POST, candidates=Learner.objects.filter(status="active"))
+    form = LearnerPickForm(
+        request.POST, candidates=Learner.objects.filter(status=Learner.Status.ACTIVE)
+    )
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("learners", [])))
         return redirect("classes:detail", pk=pk)

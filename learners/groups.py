@@ -58,6 +58,9 @@ def group_update(
     address: str | None,
 ) -> list[str]:
     """Change a group's details and staff; return the names of what changed (audited)."""
+    # Compared with the stored row, locked: not with `group`, which a bound form has already
+    # changed in memory, and two admins saving at once each see the other's change.
+    group = SchoolGroup.objects.select_for_update().get(pk=group.pk)
     changes: dict[str, object] = {}
     for field, value in (
         ("name", name),

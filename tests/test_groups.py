@@ -222,3 +222,17 @@ def test_staff_pages_say_plainly_when_a_teacher_has_no_class_yet(db):
     page = signed_in(newcomer).get("/classes/").content.decode()
 
     assert "You do not work with any group yet." in page
+
+
+def test_changing_a_group_records_exactly_what_changed(admin, class_7b):
+    response = signed_in(admin).post(
+        f"/classes/{class_7b.pk}/edit/",
+        {"name": "7B", "level": Level.PRIMARY, "kind": "class",
+         "academic_year": class_7b.academic_year},
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    class_7b.refresh_from_db()
+    assert class_7b.level == Level.PRIMARY
+    event = AuditEvent.objects.get(action=AuditEvent.Action.GROUP_CHANGED)
+    assert event.detail == {"group": class_7b.pk, "level": Level.PRIMARY}
