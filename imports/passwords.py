@@ -1,17 +1,13 @@
 """Passwords of a bulk registration: generated for children to type, encrypted while they wait."""
 
-import base64
-import functools
 import secrets
 
-from cryptography.fernet import Fernet
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.views.decorators.debug import sensitive_variables
+
+from portal.encryption import decrypt, encrypt
 
 # Lower-case letters and digits without look-alikes (no i, l, o, 0, 1): easy to read aloud
 # and to type on a tablet. Three groups of four: 12 of 31 symbols, about 59 bits.
@@ -21,24 +17,15 @@ PASSWORD_GROUP_LENGTH = 4
 _HKDF_INFO = b"partner-portal bulk registration passwords"
 
 
-@functools.cache
-def _fernet(secret_key: str) -> Fernet:
-    """Return the cipher for a SECRET_KEY (a key of its own, derived with HKDF)."""
-    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_HKDF_INFO).derive(
-        secret_key.encode()
-    )
-    return Fernet(base64.urlsafe_b64encode(key))
-
-
 @sensitive_variables("password")
 def password_encrypt(password: str) -> str:
     """Return the password encrypted for storage until it is used."""
-    return _fernet(settings.SECRET_KEY).encrypt(password.encode()).decode("ascii")
+    return encrypt(password, purpose=_HKDF_INFO)
 
 
 def password_decrypt(token: str) -> str:
     """Return the password stored by `password_encrypt`."""
-    return _fernet(settings.SECRET_KEY).decrypt(token.encode("ascii")).decode()
+    return decrypt(token, purpose=_HKDF_INFO)
 
 
 @sensitive_variables("password")
