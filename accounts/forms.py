@@ -111,11 +111,18 @@ class StaffChangeForm(StaffAccountForm):
 
 
 class PartnerSettingsForm(forms.ModelForm):
-    """Who sees results, besides the pastoral staff and the safeguarding leads."""
+    """Who sees results (besides pastoral staff and safeguarding leads); how cards work."""
 
     class Meta:
         model = PartnerSettings
-        fields = ["teachers_see_results", "admins_see_results"]
+        fields = [
+            "teachers_see_results",
+            "admins_see_results",
+            "primary_cards_only",
+            "card_window_max_minutes",
+            "card_networks",
+        ]
+        widgets = {"card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})}
         help_texts = {
             "teachers_see_results": gettext_lazy(
                 "Off: teachers see who has started and finished, not what a learner answered "
@@ -124,4 +131,21 @@ class PartnerSettingsForm(forms.ModelForm):
             "admins_see_results": gettext_lazy(
                 "Off: partner admins keep learners' records without reading their results."
             ),
+            "primary_cards_only": gettext_lazy(
+                "On: primary pupils cannot use a password, only their card, while their teacher "
+                "has opened sign-in for the class. Off: both work."
+            ),
+            "card_window_max_minutes": gettext_lazy(
+                "A teacher opens card sign-in for a lesson; it closes by itself after this "
+                "long at most (5 to 480)."
+            ),
         }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Left empty, it stays as it was (a script may post only the field it changes).
+        self.fields["card_window_max_minutes"].required = False
+
+    def clean_card_window_max_minutes(self) -> int:
+        minutes = self.cleaned_data.get("card_window_max_minutes")
+        return self.instance.card_window_max_minutes if minutes is None else minutes

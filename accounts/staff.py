@@ -132,21 +132,13 @@ def staff_password_set(
 @transaction.atomic
 def partner_settings_update(
     *,
-    teachers_see_results: bool,
-    admins_see_results: bool,
     changed_by: AbstractBaseUser | None,
     address: str | None,
+    **values: object,
 ) -> list[str]:
-    """Change who sees results; return what changed (audited)."""
+    """Change the partner's settings (fields of PartnerSettings); return what changed (audited)."""
     current = PartnerSettings.objects.select_for_update().get(pk=PartnerSettings.current().pk)
-    changes = {
-        field: value
-        for field, value in (
-            ("teachers_see_results", teachers_see_results),
-            ("admins_see_results", admins_see_results),
-        )
-        if getattr(current, field) != value
-    }
+    changes = {field: value for field, value in values.items() if getattr(current, field) != value}
     if changes:
         for field, value in changes.items():
             setattr(current, field, value)

@@ -1,7 +1,11 @@
-"""The address a request came from, as the audit trail and sign-in throttling record it."""
+"""The address a request came from (as the audit trail and throttles record it), and ranges."""
+
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.utils.translation import gettext
 
 
 def client_address(request: HttpRequest) -> str | None:
@@ -13,3 +17,33 @@ def client_address(request: HttpRequest) -> str | None:
         if last:
             return last
     return request.META.get("REMOTE_ADDR") or None
+
+
+def networks_parse(text: str) -> list[IPv4Network | IPv6Network]:
+    """Return the address ranges listed one per line or by commas; ValueError for a bad one."""
+    ranges = (item.strip() for line in text.splitlines() for item in line.split(","))
+    return [ip_network(item, strict=False) for item in ranges if item]
+
+
+def validate_networks(text: str) -> None:
+    """Refuse a list of address ranges that holds something else, naming it."""
+    for line in text.splitlines():
+        for item in (part.strip() for part in line.split(",")):
+            if not item:
+                continue
+            try:
+                ip_network(item, strict=False)
+            except ValueError:
+                raise ValidationError(
+                    gettext("“%(item)s” is not an address range (for example 203.0.113.0/24).")
+                    % {"item": item[:60]}
+                ) from None
+
+
+def address_in_networks(address: str | None, networks: list[IPv4Network | IPv6Network]) -> bool:
+    """Return whether the address lies in one of the ranges (an unknown address never does)."""
+    try:
+        ip = ip_address(address or "")
+    except ValueError:
+        return False
+    return any(ip in network for network in networks if network.version == ip.version)

@@ -1,9 +1,12 @@
 """Records every app shares: the upstream's health, sign-in locks, staff roles, settings."""
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
+
+from portal.addresses import validate_networks
 
 
 class UpstreamFailure(models.Model):
@@ -73,6 +76,28 @@ class PartnerSettings(models.Model):
     )
     admins_see_results = models.BooleanField(
         gettext_lazy("Partner admins see every learner's results"), default=False
+    )
+    # Sign-in cards (the lessons app) work only while a teacher has opened sign-in for a group,
+    # for at most this long, and (if any ranges are listed) only from the school's network.
+    card_window_max_minutes = models.PositiveSmallIntegerField(
+        gettext_lazy("Longest time a class's card sign-in may stay open (minutes)"),
+        default=90,
+        validators=[MinValueValidator(5), MaxValueValidator(480)],
+    )
+    card_networks = models.TextField(
+        gettext_lazy("Networks that may sign in with a card"),
+        blank=True,
+        help_text=gettext_lazy(
+            "Address ranges, one per line, for example 203.0.113.0/24. "
+            "Leave empty to allow cards from any network."
+        ),
+        validators=[validate_networks],
+    )
+    # Primary pupils (ages 4-11) mostly cannot type a strong password; a partner that gives
+    # them cards may close the password route to them. Off by default, so that a form posted
+    # without the box (an unticked box sends nothing) changes nothing.
+    primary_cards_only = models.BooleanField(
+        gettext_lazy("Primary pupils sign in only with their sign-in card"), default=False
     )
     updated_at = models.DateTimeField(auto_now=True)
 
