@@ -40,6 +40,11 @@ class AuditEvent(models.Model):
         STAFF_CHANGED = "staff_changed", _("Changed a staff account")
         SETTINGS_CHANGED = "settings_changed", _("Changed the partner's settings")
         SIGN_IN_LOCK_LIFTED = "sign_in_lock_lifted", _("Lifted a sign-in lock")
+        CARDS_PRINTED = "cards_printed", _("Printed sign-in cards")
+        CARD_REISSUED = "card_reissued", _("Voided and reissued a sign-in card")
+        SIGN_IN_OPENED = "sign_in_opened", _("Opened card sign-in for a group")
+        SIGN_IN_CLOSED = "sign_in_closed", _("Closed card sign-in for a group")
+        CARD_SESSION_ENDED = "card_session_ended", _("Ended a pupil's card session")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

@@ -8,12 +8,17 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
+from portal.access import learner_account
+from portal.models import PartnerSettings
 from portal.sign_in_throttle import (
     PASSWORD_MAX_LENGTH,
     sign_in_locked,
     too_many_attempts_message,
 )
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
+
+# The spec's primary level (ages 4-11): learners.models.Level.PRIMARY, which sits above.
+PRIMARY_LEVEL = "LOA_PARTNER_LEVEL3"
 
 
 def _required_message(choose: bool, label: object) -> str:
@@ -99,6 +104,23 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
                     }
                 ) from None
             raise
+
+    def confirm_login_allowed(self, user) -> None:
+        super().confirm_login_allowed(user)
+        learner = learner_account(user)
+        if (
+            learner is not None
+            and learner.level == PRIMARY_LEVEL
+            and PartnerSettings.current().primary_cards_only
+        ):
+            # Said only after the right password, so it tells a guesser nothing.
+            raise ValidationError(
+                gettext(
+                    "Primary pupils sign in with their sign-in card. Ask your teacher to open "
+                    "sign-in for your class."
+                ),
+                code="card_only",
+            )
 
 
 PASSWORD_RULES = gettext_lazy("At least 8 characters, not a common password and not only digits.")

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "imports",
     "privacy",
     "accounts",
+    "lessons",
     "demo",
 ]
 
@@ -55,6 +56,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A session a sign-in card started ends with its class's sign-in window.
+    "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "portal.middleware.IdleSessionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -129,6 +132,11 @@ LOGIN_FAILURE_LIMIT_PER_ACCOUNT = env.int("LOGIN_FAILURE_LIMIT_PER_ACCOUNT", def
 LOGIN_FAILURE_LIMIT_PER_IP = env.int("LOGIN_FAILURE_LIMIT_PER_IP", default=100)
 LOGIN_FAILURE_WINDOW = env.int("LOGIN_FAILURE_WINDOW", default=15 * 60)
 LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
+# Sign-in cards (lessons/card_sign_in.py): after this many refused cards (unknown codes
+# included) from one address, cards from it are refused for LOGIN_LOCKOUT_DURATION seconds.
+# Its own count: a class scanning while sign-in is closed must not lock the school out of
+# password sign-in.
+CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
 # The throttle counts live in the cache. The default (memory of one process) suits development
 # and a single process; with several processes or servers set a shared cache whose counts go
 # up atomically: CACHE_URL=redis://127.0.0.1:6379/1. (dbcache://portal_cache, after
@@ -227,6 +235,7 @@ LOGGED_APPS = (
     "followups",
     "privacy",
     "accounts",
+    "lessons",
     "demo",
 )
 LOGGING = {

@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("dashboard.urls")),
     path("classes/", include("learners.group_urls")),
+    path("", include("lessons.urls")),
     path("follow-ups/", include("followups.urls")),
     path("learners/import/", include("imports.urls")),
     path("learners/", include("learners.urls")),

@@ -18,6 +18,8 @@ from followups.models import FollowUp
 from followups.services import followup_open_for_result
 from imports.models import ImportJob
 from learners.models import Learner, SchoolGroup
+from lessons.models import CardSession, SignInCard, SignInWindow
+from lessons.services import learner_card_print
 from portal.access import STAFF_GROUP
 from portal.models import SignInLock, StaffRole
 from portal.partner_api import Answer, Question
@@ -130,6 +132,16 @@ POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
 
 TO_IMPORT_JOB = "-> /learners/import/<job>/"
 TO_CLASS = "-> /classes/<class>/"
+TO_LESSON = "-> /classes/<class>/#lesson"
+TO_CARD = "-> /learners/<learner>/card/"
+
+
+def lesson_staff(answer: str) -> Row:
+    """The class's own teacher and admins (for cover): not the whole-school pastoral roles."""
+    return staff_row(admin=answer, teacher=answer)
+
+
+LESSON_PAGE = lesson_staff(OK)
 
 # Every URL name of the portal (the admin apart) with what GET and POST must answer.
 # A new URL pattern must be added here, or test_the_matrix_knows_every_url_of_the_portal fails.
@@ -228,6 +240,37 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "accounts:sign_in_lock_lift": {
         "GET": everyone_on_staff(NOT_ALLOWED),
         "POST": staff_row(admin=TO_LOCKS, teacher=TO_LOCKS, head_of_year=TO_LOCKS, dsl=TO_LOCKS),
+    },
+    # Sign-in cards. Anyone reaches the card page (an empty POST re-shows it with an error).
+    "lessons:card": {"GET": Row(*[OK] * 10), "POST": Row(*[OK] * 10)},
+    # A class's cards and lessons: its own staff, and admins for cover; a GET that prints and
+    # the roster the lesson page fetches, then POSTs that come back to the page they act on.
+    "lessons:group_cards": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
+    "lessons:roster": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
+    # One learner's card: staff of any group the learner is in (a head of year leads theirs).
+    "lessons:learner_card": {
+        "GET": staff_row(admin=OK, teacher=OK, head_of_year=OK),
+        "POST": everyone_on_staff(NOT_ALLOWED),
+    },
+    "lessons:group_cards_reissue": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": lesson_staff("-> /classes/<class>/cards/"),
+    },
+    "lessons:learner_card_reissue": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": staff_row(**dict.fromkeys(("admin", "teacher", "head_of_year"), TO_CARD)),
+    },
+    "lessons:sign_in_open": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": lesson_staff(TO_LESSON),
+    },
+    "lessons:sign_in_close": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": lesson_staff(TO_LESSON),
+    },
+    "lessons:session_end": {
+        "GET": everyone_on_staff(NOT_ALLOWED),
+        "POST": lesson_staff(TO_LESSON),
     },
 }
 
@@ -365,11 +408,28 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
 
 def object_pk(name: str, owner: Learner) -> int:
     """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
-    if name.startswith("classes:"):
+    if name.startswith("lessons:learner_card"):
+        # A learner's card shows their class: back in it if an admin's POST took them out.
+        group = (
+            SchoolGroup.objects.filter(
+                kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner
+            )
+            .distinct()
+            .get()
+        )
+        if not group.memberships.filter(learner=owner, left_at__isnull=True).exists():
+            put_in_group(group, owner)
+        return owner.pk
+    if name.startswith(("classes:", "lessons:")):
         # The owner's teaching class (fixture `school`).
-        return SchoolGroup.objects.get(
-            kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner
-        ).pk
+        return (
+            SchoolGroup.objects.filter(
+                kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner
+            )
+            .distinct()
+            .get()
+            .pk
+        )
     if name.startswith("accounts:staff"):
         # Staff accounts belong to the partner: every role tries the same one.
         return User.objects.get(username="tara.teacher").pk
@@ -394,6 +454,25 @@ def object_pk(name: str, owner: Learner) -> int:
     return owner.pk
 
 
+def card_session_of(owner: Learner) -> CardSession:
+    """Return a live card session of the owner's, in an open window of their class."""
+    group = (
+        SchoolGroup.objects.filter(kind=SchoolGroup.Kind.TEACHING_CLASS, memberships__learner=owner)
+        .distinct()
+        .get()
+    )
+    learner_card_print(learner=owner, group_name=group.name, printed_by=None, address=None)
+    card = SignInCard.objects.get(learner=owner, voided_at__isnull=True)
+    window = SignInWindow.objects.filter(group=group, closed_at__isnull=True).first()
+    if window is None:
+        window = SignInWindow.objects.create(
+            group=group, closes_at=timezone.now() + timedelta(minutes=30)
+        )
+    return CardSession.objects.get_or_create(
+        card=card, ended_at=None, defaults={"learner": owner, "window": window}
+    )[0]
+
+
 def paths_for(
     name: str, params: list[str], owner: Learner, owner_attempts: list[AssessmentAttempt]
 ) -> list[str]:
@@ -404,6 +483,8 @@ def paths_for(
     paths = []
     for attempt in chosen:
         values = {"pk": object_pk(name, owner), "number": 1, "learner_pk": owner.pk}
+        if "session_pk" in params:
+            values["session_pk"] = card_session_of(owner).pk
         if attempt is not None:
             values["assessment_id"] = attempt.assessment_id
             values["attempt_pk"] = attempt.pk
@@ -421,7 +502,8 @@ def describe(response, path: str) -> str:
             return SIGN_IN
         # Import jobs get new ids in each test: the table names the job page by its role.
         location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
-        return "-> " + re.sub(r"^/classes/\d+/$", "/classes/<class>/", location)
+        location = re.sub(r"^/learners/\d+/card/$", "/learners/<learner>/card/", location)
+        return "-> " + re.sub(r"^/classes/\d+/", "/classes/<class>/", location)
     if response.status_code == 500 and getattr(response, "exc_info", None):
         error = response.exc_info[1]
         return f"500 ({type(error).__name__}: {error})"

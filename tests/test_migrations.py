@@ -36,9 +36,10 @@ def old_database(transactional_db):
     old_layout = [
         node
         for node in executor.loader.graph.leaf_nodes()
-        if node[0] not in ("learners", "imports")
+        if node[0] not in ("learners", "imports", "lessons")
     ] + [LEARNERS_BEFORE_THE_MOVE]
-    executor.migrate([*old_layout, ("imports", None)])
+    # Apps made after the move (lessons needs groups) are not there yet either.
+    executor.migrate([*old_layout, ("imports", None), ("lessons", None)])
     yield MigrationExecutor(connection).loader.project_state(old_layout).apps
     migrate_to_latest()
 

@@ -1,0 +1,193 @@
+"""Signing in with a card: which card, whether it may be used now and here, its one session.
+
+Every refusal looks the same to the person holding the card (an unknown code, a void card, a
+closed window, an address outside the school's network, a card live on another device): the
+page says to ask the teacher and names nobody. Only the teacher's lesson page says which.
+"""
+
+import enum
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.crypto import salted_hmac
+from django.views.decorators.debug import sensitive_variables
+
+from learners.models import Learner, SchoolGroup
+from lessons import card_secrets
+from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
+from portal.addresses import address_in_networks, networks_parse
+from portal.models import PartnerSettings
+
+logger = logging.getLogger(__name__)
+
+# The key, in a pupil's browser session, of the CardSession their card started.
+CARD_SESSION = "card_session"
+
+
+class Outcome(enum.Enum):
+    ACCEPTED = "accepted"
+    REFUSED = "refused"  # unknown, void, no open window, or not from the school's network
+    IN_USE = "in_use"  # live on another device (shown to the teacher)
+    TOO_MANY = "too_many"  # too many refused cards from this address lately
+
+
+@dataclass(frozen=True)
+class CardCheck:
+    """A card found usable now: whose it is, and the window it may sign in through."""
+
+    outcome: Outcome
+    card: SignInCard | None = None
+    window: SignInWindow | None = None
+
+
+@sensitive_variables("secret", "code")
+def card_check(*, secret: str = "", code: str = "", address: str | None) -> CardCheck:
+    """Return whether a card (by QR secret or typed code) may sign in now, from this address."""
+    if _too_many_refusals(address):
+        return CardCheck(Outcome.TOO_MANY)
+    card = _card_find(secret=secret, code=code)
+    window = _window_for(card.learner) if card else None
+    if card is None or window is None or not _network_allows(address):
+        _refusal_count(address)
+        return CardCheck(Outcome.REFUSED)
+    return CardCheck(Outcome.ACCEPTED, card, window)
+
+
+def card_check_again(*, card_id: int, address: str | None) -> CardCheck:
+    """Check a card identified a moment ago (kept in the session) again, at the final tap."""
+    card = (
+        SignInCard.objects.select_related("learner__user")
+        .filter(pk=card_id, voided_at__isnull=True, learner__status=Learner.Status.ACTIVE)
+        .first()
+    )
+    window = _window_for(card.learner) if card else None
+    if card is None or window is None or not _network_allows(address):
+        return CardCheck(Outcome.REFUSED)
+    return CardCheck(Outcome.ACCEPTED, card, window)
+
+
+@sensitive_variables("secret", "code")
+def _card_find(*, secret: str, code: str) -> SignInCard | None:
+    if secret and card_secrets.SECRET_PATTERN.match(secret):
+        lookup = {"secret_digest": card_secrets.digest("secret", secret)}
+    elif code and (normal := card_secrets.code_normal_form(code)):
+        lookup = {"code_digest": card_secrets.digest("code", normal)}
+    else:
+        return None
+    return (
+        SignInCard.objects.select_related("learner__user")
+        .filter(**lookup, voided_at__isnull=True, learner__status=Learner.Status.ACTIVE)
+        .first()
+    )
+
+
+def _window_for(learner: Learner) -> SignInWindow | None:
+    """Return an open window of a group the learner is in now."""
+    groups = SchoolGroup.objects.filter(
+        memberships__learner=learner, memberships__left_at__isnull=True
+    )
+    return (
+        SignInWindow.objects.open()
+        .filter(group__in=groups)
+        .select_related("group")
+        .order_by("-opened_at")
+        .first()
+    )
+
+
+def _network_allows(address: str | None) -> bool:
+    listed = PartnerSettings.current().card_networks
+    if not listed.strip():
+        return True
+    return address_in_networks(address, networks_parse(listed))
+
+
+def _refusal_key(address: str | None) -> str:
+    ref = salted_hmac("lessons.card-refusals", address or "unknown").hexdigest()[:32]
+    return f"cards:refused:{ref}"
+
+
+def _too_many_refusals(address: str | None) -> bool:
+    return (cache.get(_refusal_key(address)) or 0) >= settings.CARD_REFUSAL_LIMIT_PER_IP
+
+
+def _refusal_count(address: str | None) -> None:
+    """Count a refused card from an address: guessing codes stops at the limit."""
+    key = _refusal_key(address)
+    cache.add(key, 0, timeout=settings.LOGIN_LOCKOUT_DURATION)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.add(key, 1, timeout=settings.LOGIN_LOCKOUT_DURATION)
+        count = 1
+    if count == settings.CARD_REFUSAL_LIMIT_PER_IP:
+        logger.warning("Card sign-in paused for %s after %d refused cards", address, count)
+
+
+def card_session_begin(
+    *, check: CardCheck, session_key: str | None, device: str
+) -> CardSession | None:
+    """Start the card's one live session, or return None (and tell the teacher) if it has one.
+
+    A card already live in this same browser session is simply that session again.
+    """
+    card, window = check.card, check.window
+    with transaction.atomic():
+        # Sessions of windows that have since closed are over, whether or not anyone noticed.
+        for stale in CardSession.objects.filter(card=card, ended_at__isnull=True).select_related(
+            "window"
+        ):
+            if not stale.window.is_open:
+                _session_close(stale, CardSession.EndReason.WINDOW_CLOSED)
+        live = CardSession.objects.filter(card=card, ended_at__isnull=True).first()
+        if live is not None and session_key and live.session_key == session_key:
+            return live
+        if live is None:
+            try:
+                with transaction.atomic():
+                    return CardSession.objects.create(
+                        card=card, learner=card.learner, window=window, device=device
+                    )
+            except IntegrityError:
+                pass  # another device started it a moment ago
+        CardRefusal.objects.create(card=card, learner=card.learner, window=window, device=device)
+        logger.info("Card of learner %s refused: in use on another device", card.learner_id)
+        return None
+
+
+def card_session_attach(session: CardSession, session_key: str) -> None:
+    """Record the browser session the card session lives in (known once signed in)."""
+    CardSession.objects.filter(pk=session.pk).update(session_key=session_key)
+
+
+def _session_close(session: CardSession, reason: str) -> None:
+    CardSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+        ended_at=timezone.now(), end_reason=reason
+    )
+
+
+def card_session_live(session_id: int) -> bool:
+    """Return whether a card session may go on; end it if its window has closed."""
+    session = (
+        CardSession.objects.filter(pk=session_id)
+        .select_related("window")
+        .only("ended_at", "window__closed_at", "window__closes_at")
+        .first()
+    )
+    if session is None or session.ended_at is not None:
+        return False
+    if not session.window.is_open:
+        _session_close(session, CardSession.EndReason.WINDOW_CLOSED)
+        return False
+    return True
+
+
+def card_session_finish(session_id: int, reason: str) -> None:
+    """End a card session (signed out, or replaced by another pupil on the device)."""
+    CardSession.objects.filter(pk=session_id, ended_at__isnull=True).update(
+        ended_at=timezone.now(), end_reason=reason
+    )

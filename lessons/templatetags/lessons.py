@@ -1,0 +1,41 @@
+"""`{% lesson_panel group %}`: the class page's sign-in window and live roster.
+
+The class page belongs to the learners app, which sits below this one: it loads this tag by
+name, as templates link other apps' pages by URL name, and never imports the lessons app.
+"""
+
+from django import template
+
+from lessons.access import runs_lessons
+from lessons.forms import WindowOpenForm
+from lessons.selectors import roster_context
+from lessons.services import window_current
+from portal.models import PartnerSettings
+
+register = template.Library()
+
+
+@register.inclusion_tag("lessons/panel.html", takes_context=True)
+def lesson_panel(context, group) -> dict:
+    """Render the lesson panel for staff who run the group's lessons; nothing for others."""
+    user = context["request"].user
+    if not runs_lessons(user, group):
+        return {"shown": False}
+    window = window_current(group)
+    max_minutes = PartnerSettings.current().card_window_max_minutes
+    return {
+        "shown": True,
+        "group": group,
+        **roster_context(window),
+        "open_form": WindowOpenForm(
+            initial={"minutes": min(60, max_minutes)}, max_minutes=max_minutes
+        ),
+        "csrf_token": context.get("csrf_token"),
+    }
+
+
+@register.simple_tag(takes_context=True)
+def runs_lessons_of(context, groups) -> bool:
+    """Return whether the signed-in member of staff runs the lessons of one of these groups."""
+    user = context["request"].user
+    return any(runs_lessons(user, group) for group in groups)

@@ -1,0 +1,108 @@
+"""The pupil's side: `/card/`, signing in with a card's QR code or its typed code.
+
+A GET never signs anyone in: the page's script reads the secret from the address's fragment
+(which no server, proxy or log ever sees) and POSTs it. A recognised card then asks "That's
+me: <first name>"; the second POST signs in.
+"""
+
+import time
+
+from django.contrib.auth import login, logout
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods
+
+from lessons.card_sign_in import (
+    CARD_SESSION,
+    CardCheck,
+    Outcome,
+    card_check,
+    card_check_again,
+    card_session_attach,
+    card_session_begin,
+    card_session_finish,
+)
+from lessons.devices import device_description
+from lessons.forms import CardCodeForm
+from lessons.models import CardSession
+from portal.addresses import client_address
+
+# The card recognised by the first POST, waiting for the pupil's "That's me".
+PENDING = "card_pending"
+PENDING_SECONDS = 120
+_BACKEND = "portal.auth.CaseInsensitiveModelBackend"
+
+
+@never_cache
+@sensitive_post_parameters("secret", "code")
+@require_http_methods(["GET", "POST"])
+def card_sign_in(request: HttpRequest) -> HttpResponse:
+    """Show the card page; recognise a card; sign its pupil in after "That's me"."""
+    if request.method == "GET":
+        return _card_page(request, CardCodeForm(), ended="ended" in request.GET)
+    if "confirm" in request.POST:
+        return _confirm(request)
+    secret = request.POST.get("secret", "")[:200]
+    form = CardCodeForm(request.POST if not secret else None)
+    if not secret and not form.is_valid():
+        return _card_page(request, form)
+    code = form.cleaned_data["code"] if not secret else ""
+    check = card_check(secret=secret, code=code, address=client_address(request))
+    if check.outcome is not Outcome.ACCEPTED:
+        return _refused(request, check.outcome)
+    request.session[PENDING] = {"card": check.card.pk, "at": time.time()}
+    learner = check.card.learner
+    return render(
+        request, "lessons/card_confirm.html", {"name": learner.first_name or learner.display_name}
+    )
+
+
+def _confirm(request: HttpRequest) -> HttpResponse:
+    pending = request.session.pop(PENDING, None)
+    if not pending or time.time() - pending.get("at", 0) > PENDING_SECONDS:
+        return _card_page(request, CardCodeForm(), expired=True)
+    check = card_check_again(card_id=pending["card"], address=client_address(request))
+    if check.outcome is not Outcome.ACCEPTED or not check.card.learner.user.is_active:
+        return _refused(request, Outcome.REFUSED)
+    return _sign_in(request, check)
+
+
+def _sign_in(request: HttpRequest, check: CardCheck) -> HttpResponse:
+    user = check.card.learner.user
+    same_pupil = request.user.is_authenticated and request.user.pk == user.pk
+    session = card_session_begin(
+        check=check,
+        session_key=request.session.session_key if same_pupil else None,
+        device=device_description(request.META.get("HTTP_USER_AGENT", "")),
+    )
+    if session is None:
+        return _refused(request, Outcome.IN_USE)
+    if same_pupil and request.session.get(CARD_SESSION) == session.pk:
+        return redirect("assessments:my_assessments")
+    # A shared device: whoever was signed in here is signed out first, their session ended.
+    previous = request.session.get(CARD_SESSION)
+    if previous is not None:
+        card_session_finish(previous, CardSession.EndReason.REPLACED)
+    if request.user.is_authenticated:
+        logout(request)
+    login(request, user, backend=_BACKEND)
+    request.session[CARD_SESSION] = session.pk
+    card_session_attach(session, request.session.session_key)
+    return redirect("assessments:my_assessments")
+
+
+def _card_page(request: HttpRequest, form: CardCodeForm, **notes: bool) -> HttpResponse:
+    return render(request, "lessons/card.html", {"form": form, **notes})
+
+
+def _refused(request: HttpRequest, outcome: Outcome) -> HttpResponse:
+    """Say "ask your teacher", the same for every reason: it names no pupil, group or school."""
+    status = 429 if outcome is Outcome.TOO_MANY else 403
+    return render(
+        request,
+        "lessons/card_refused.html",
+        {"too_many": outcome is Outcome.TOO_MANY},
+        status=status,
+    )
