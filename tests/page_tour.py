@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from imports.services import import_job_create_from_csv
-from learners.models import GroupMembership
+from learners.models import GroupMembership, Level
+from lessons.models import CardRefusal, CardSession, SignInCard
+from lessons.services import group_cards_print, window_open
 from portal.models import StaffRole
 from tests.browsing import browser_sign_in
 from tests.factories import (
@@ -103,13 +105,37 @@ def school_stops(*, group_pk: int, teacher_pk: int) -> list[Stop]:
     ]
 
 
-def teacher_stops(*, group_pk: int, learner_pk: int) -> list[Stop]:
-    """Return a teacher's pages: their class, a learner's progress without results."""
+def teacher_stops(*, group_pk: int, closed_group_pk: int, learner_pk: int) -> list[Stop]:
+    """Return a teacher's pages: their classes (one in a lesson), a learner, sign-in cards."""
     return [
         Stop("teacher-dashboard", "/dashboard/"),
         Stop("teacher-classes", "/classes/"),
-        Stop("teacher-class", f"/classes/{group_pk}/"),
+        Stop("teacher-class-lesson", f"/classes/{group_pk}/"),
+        Stop("teacher-class-closed", f"/classes/{closed_group_pk}/"),
         Stop("teacher-learner", f"/learners/{learner_pk}/"),
+        Stop("teacher-cards", f"/classes/{group_pk}/cards/"),
+        Stop("teacher-learner-card", f"/learners/{learner_pk}/card/"),
+    ]
+
+
+def type_card_code(code: str) -> Callable:
+    """Type a card's code on /card/ and press Enter, as a pupil without a camera does."""
+
+    def typing(page) -> None:
+        page.fill("#id_code", code)
+        page.press("#id_code", "Enter")
+        page.wait_for_load_state()
+
+    return typing
+
+
+def card_stops(*, code: str) -> list[Stop]:
+    """Return the card sign-in pages: the page, a typing error, a refusal, "That's me"."""
+    return [
+        Stop("card", "/card/"),
+        Stop("card-code-error", "/card/", type_card_code("AB")),
+        Stop("card-refused", "/card/", type_card_code("AAAAA-AAAAA")),
+        Stop("card-thats-me", "/card/", type_card_code(code)),
     ]
 
 
@@ -120,11 +146,28 @@ def fill_school(*, learner, other_learner) -> list[tuple[object, list[Stop]]]:
     leaver = cohort_learner(name="lena.leaver")
     GroupMembership.objects.create(group=group, learner=leaver, left_at=timezone.now())
     cohort_learner(name="nico.pupil")  # outside the class: found by the admin's search
-    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group])
+    closed = make_group("3P", level=Level.PRIMARY)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group, closed])
     admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    # 7B is in a lesson: the learner came in by card, and their card was refused elsewhere.
+    window = window_open(group=group, minutes=30, opened_by=teacher, address=None)
+    cards = group_cards_print(
+        group=group, learners=[learner, other_learner], printed_by=teacher, address=None
+    )
+    card = SignInCard.objects.get(learner=learner, voided_at__isnull=True)
+    CardSession.objects.create(
+        card=card, learner=learner, window=window, device="Chrome on a Chromebook"
+    )
+    CardRefusal.objects.create(card=card, learner=learner, window=window, device="an iPad")
     return [
         (admin, school_stops(group_pk=group.pk, teacher_pk=teacher.pk)),
-        (teacher, teacher_stops(group_pk=group.pk, learner_pk=other_learner.pk)),
+        (
+            teacher,
+            teacher_stops(
+                group_pk=group.pk, closed_group_pk=closed.pk, learner_pk=other_learner.pk
+            ),
+        ),
+        (None, card_stops(code=cards[1].code)),
     ]
 
 

@@ -11,9 +11,17 @@ import pytest
 
 from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
-from learners.models import SchoolGroup
+from learners.models import Level, SchoolGroup
+from lessons.services import group_cards_print
 from portal.models import StaffRole
-from tests.factories import PASSWORD, cohort_learner, make_sign_in_lock, make_staff
+from tests.factories import (
+    PASSWORD,
+    cohort_learner,
+    make_group,
+    make_sign_in_lock,
+    make_staff,
+    put_in_group,
+)
 from tests.journeys import LEARNER_PASSWORD, register_pupil
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -490,3 +498,44 @@ def test_staff_lift_a_sign_in_lock_with_the_keyboard_alone(
     assert not any(stop["text"].startswith("Lift the lock") for stop in stops), stops
     assert_visual_order(stops, where)
     page.close()
+
+
+def test_a_teacher_opens_sign_in_and_a_pupil_signs_in_by_typed_code_with_the_keyboard_alone(
+    browser, live_server, db, viewport
+):
+    """The whole card journey without a mouse or a camera: open the lesson, type the code."""
+    group = make_group("2C", level=Level.PRIMARY)
+    teacher = make_staff("tess.teacher", role=StaffRole.TEACHER, groups=[group])
+    pupil = cohort_learner(name="amy.pupil")
+    put_in_group(group, pupil)
+    card = group_cards_print(group=group, learners=[pupil], printed_by=teacher, address=None)[0]
+
+    staff_page = browser.new_page(viewport=viewport)
+    staff_page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(staff_page, teacher.username, PASSWORD)
+    staff_page.goto(live_server.url + f"/classes/{group.pk}/")
+    settled(staff_page)
+    where = "class page, sign-in closed"
+    tab_until(staff_page, "#id_minutes", where)
+    staff_page.keyboard.press("Control+A")
+    staff_page.keyboard.type("20")
+    tab_to_next(staff_page, "#lesson form button[type=submit]", where)
+    press_and_load(staff_page)
+    assert "Card sign-in is open until" in staff_page.inner_text("#lesson")
+
+    pupil_page = browser.new_page(viewport=viewport)
+    pupil_page.goto(live_server.url + "/card/")
+    settled(pupil_page)
+    where = "card page"
+    tab_until(pupil_page, "#id_code", where)
+    pupil_page.keyboard.type(card.code_display.lower())
+    press_and_load(pupil_page)
+    where = "That's me page"
+    button = tab_until(pupil_page, "main button[type=submit]", where)
+    assert button["text"] == f"That's me: {pupil.first_name}", describe(button)
+    press_and_load(pupil_page)
+
+    assert urlsplit(pupil_page.url).path == "/me/"
+    assert f"This is {pupil.first_name}'s session." in pupil_page.inner_text("header")
+    staff_page.close()
+    pupil_page.close()
