@@ -1,8 +1,5 @@
 """Shared fixtures: a few named people, and the sandbox upstream over real HTTP."""
 
-import os
-from pathlib import Path
-
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -17,6 +14,7 @@ from portal.partner_api import (
 )
 from portal.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
+from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
 from tests.factories import PASSWORD, make_learner, make_staff
 
 
@@ -113,25 +111,12 @@ def without_failure_recording():
     add_circuit_listener(publish_circuit_change)
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-
 @pytest.fixture(scope="module")
 def browser():
     """Debian's Chromium, headless; skipped when it is missing (failed if CI requires it)."""
-    problem = None
-    if not CHROMIUM.exists():
-        problem = "Chromium not installed: apt-get install chromium"
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            problem = "Playwright not installed: pip install '.[test]'"
-    if problem:
-        if os.environ.get("REQUIRE_BROWSER"):
-            pytest.fail(f"{problem} (REQUIRE_BROWSER is set, so browser tests must run)")
-        pytest.skip(problem)
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
     # Playwright's synchronous API keeps an event loop running in this thread, which Django
     # takes for async code and refuses its ORM; the test's own database calls are plain sync.
     with pytest.MonkeyPatch.context() as patch:
