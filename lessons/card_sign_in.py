@@ -128,6 +128,32 @@ def _refusal_count(address: str | None) -> None:
         logger.warning("Card sign-in paused for %s after %d refused cards", address, count)
 
 
+def _live_session(card: SignInCard) -> CardSession | None:
+    """Return the card's live session, first ending those whose window has since closed."""
+    for stale in CardSession.objects.filter(card=card, ended_at__isnull=True).select_related(
+        "window"
+    ):
+        if not stale.window.is_open:
+            _session_close(stale, CardSession.EndReason.WINDOW_CLOSED)
+    return CardSession.objects.filter(card=card, ended_at__isnull=True).first()
+
+
+def _refusal_record(check: CardCheck, device: str) -> None:
+    """Record a use of a card live on another device, for the teacher's roster."""
+    card = check.card
+    CardRefusal.objects.create(card=card, learner=card.learner, window=check.window, device=device)
+    logger.info("Card of learner %s refused: in use on another device", card.learner_id)
+
+
+def card_in_use_elsewhere(*, check: CardCheck, session_key: str | None, device: str) -> bool:
+    """Return whether the card is live on another device (and tell the teacher so)."""
+    live = _live_session(check.card)
+    if live is None or (session_key and live.session_key == session_key):
+        return False
+    _refusal_record(check, device)
+    return True
+
+
 def card_session_begin(
     *, check: CardCheck, session_key: str | None, device: str
 ) -> CardSession | None:
@@ -137,13 +163,7 @@ def card_session_begin(
     """
     card, window = check.card, check.window
     with transaction.atomic():
-        # Sessions of windows that have since closed are over, whether or not anyone noticed.
-        for stale in CardSession.objects.filter(card=card, ended_at__isnull=True).select_related(
-            "window"
-        ):
-            if not stale.window.is_open:
-                _session_close(stale, CardSession.EndReason.WINDOW_CLOSED)
-        live = CardSession.objects.filter(card=card, ended_at__isnull=True).first()
+        live = _live_session(card)
         if live is not None and session_key and live.session_key == session_key:
             return live
         if live is None:
@@ -154,8 +174,7 @@ def card_session_begin(
                     )
             except IntegrityError:
                 pass  # another device started it a moment ago
-        CardRefusal.objects.create(card=card, learner=card.learner, window=window, device=device)
-        logger.info("Card of learner %s refused: in use on another device", card.learner_id)
+        _refusal_record(check, device)
         return None
 
 

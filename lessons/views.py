@@ -20,6 +20,7 @@ from lessons.card_sign_in import (
     Outcome,
     card_check,
     card_check_again,
+    card_in_use_elsewhere,
     card_session_attach,
     card_session_begin,
     card_session_finish,
@@ -52,6 +53,10 @@ def card_sign_in(request: HttpRequest) -> HttpResponse:
     check = card_check(secret=secret, code=code, address=client_address(request))
     if check.outcome is not Outcome.ACCEPTED:
         return _refused(request, check.outcome)
+    if card_in_use_elsewhere(
+        check=check, session_key=_own_session_key(request, check), device=_device(request)
+    ):
+        return _refused(request, Outcome.IN_USE)
     request.session[PENDING] = {"card": check.card.pk, "at": time.time()}
     learner = check.card.learner
     return render(
@@ -69,17 +74,23 @@ def _confirm(request: HttpRequest) -> HttpResponse:
     return _sign_in(request, check)
 
 
+def _own_session_key(request: HttpRequest, check: CardCheck) -> str | None:
+    """Return this browser's session key if the card's own pupil is signed in here."""
+    same_pupil = request.user.is_authenticated and request.user.pk == check.card.learner.user_id
+    return request.session.session_key if same_pupil else None
+
+
+def _device(request: HttpRequest) -> str:
+    return device_description(request.META.get("HTTP_USER_AGENT", ""))
+
+
 def _sign_in(request: HttpRequest, check: CardCheck) -> HttpResponse:
     user = check.card.learner.user
-    same_pupil = request.user.is_authenticated and request.user.pk == user.pk
-    session = card_session_begin(
-        check=check,
-        session_key=request.session.session_key if same_pupil else None,
-        device=device_description(request.META.get("HTTP_USER_AGENT", "")),
-    )
+    own_key = _own_session_key(request, check)
+    session = card_session_begin(check=check, session_key=own_key, device=_device(request))
     if session is None:
         return _refused(request, Outcome.IN_USE)
-    if same_pupil and request.session.get(CARD_SESSION) == session.pk:
+    if own_key and request.session.get(CARD_SESSION) == session.pk:
         return redirect("assessments:my_assessments")
     # A shared device: whoever was signed in here is signed out first, their session ended.
     previous = request.session.get(CARD_SESSION)
