@@ -9,7 +9,7 @@ from PIL import Image
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Playwright
+    from playwright.sync_api import Browser, BrowserType
 
 WHITE = (255, 255, 255)
 
@@ -41,9 +41,10 @@ def write_y4m(
     return path
 
 
-def chromium_with_camera(playwright: "Playwright", y4m_path: Path) -> "Browser":
-    """Launch headless Chromium whose only camera plays y4m_path, allowed without asking."""
-    return playwright.chromium.launch(
+def chromium_with_camera(chromium: "BrowserType", y4m_path: Path) -> "Browser":
+    """Launch headless Chromium (`playwright.chromium`, or a browser's `browser_type`) whose
+    only camera plays y4m_path, allowed without asking."""
+    return chromium.launch(
         executable_path=str(CHROMIUM),
         args=[
             *CHROMIUM_LAUNCH_ARGS,

@@ -177,7 +177,7 @@ def open_page(playwright, harness, tmp_path) -> Iterator[Callable]:
             )
         else:
             y4m = write_y4m(qr_png(showing), tmp_path / f"camera-{len(browsers)}.y4m")
-            browser = chromium_with_camera(playwright, y4m)
+            browser = chromium_with_camera(playwright.chromium, y4m)
         browsers.append(browser)
         page = browser.new_page()
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
