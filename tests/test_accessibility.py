@@ -676,6 +676,12 @@ NOT_A_PAGE = {
     "classes:add_learners": "POST only; redirects to the class page (checked with a search)",
     "classes:remove_learner": "POST only; redirects to the class page (checked)",
     "accounts:sign_in_lock_lift": "POST only; redirects to the sign-in locks page (checked)",
+    "lessons:sign_in_open": "POST only; redirects to the class page (checked in a lesson)",
+    "lessons:sign_in_close": "POST only; redirects to the class page (checked closed)",
+    "lessons:session_end": "POST only; redirects to the class page (checked in a lesson)",
+    "lessons:roster": "the roster alone, fetched by the class page's script (checked in it)",
+    "lessons:group_cards_reissue": "POST only; redirects to the cards page (checked)",
+    "lessons:learner_card_reissue": "POST only; redirects to the learner's card (checked)",
 }
 
 
