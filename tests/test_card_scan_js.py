@@ -18,6 +18,7 @@ from tests.fake_camera import chromium_with_camera, write_y4m
 pytestmark = pytest.mark.browser
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
+CSS = "/static/css/portal.css"
 SCRIPT = "/static/js/card_scan.js"
 JSQR = "/static/vendor/jsqr/jsQR.js"
 SECRET = "Zq3-x_9LmN0pQrStUvWxYz12"  # as secrets.token_urlsafe(18) makes them: 24 characters
@@ -25,12 +26,13 @@ CARD_URL = f"https://portal.example/card/#{SECRET}"
 FOUND = "Card found. Just a moment\N{HORIZONTAL ELLIPSIS}"  # what the page says as it sends
 WAIT_MS = 20_000  # a slow machine may take seconds to start Chromium's camera and decode
 
-# The markup contract of /card/ (the section, the secret's form), and a typed-code field.
+# The markup contract of /card/ (the section, the secret's form), and a typed-code field, with
+# the portal's style sheet: what shows and what is hidden is what the learner would see.
 PAGE = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Card scan harness</title>
-<script src="{SCRIPT}" defer></script></head>
+<link rel="stylesheet" href="{CSS}"><script src="{SCRIPT}" defer></script></head>
 <body><main>
-<section id="card-scan" hidden data-jsqr-src="{JSQR}">
+<section id="card-scan" class="card-scan" hidden data-jsqr-src="{JSQR}">
   <h2>Scan your card</h2>
   <button type="button" id="scan-start" class="button">Scan your card</button>
   <button type="button" id="scan-stop" class="button secondary" hidden>Stop the camera</button>
@@ -103,10 +105,9 @@ class HarnessHandler(BaseHTTPRequestHandler):
         self.server.requested.append(path)
         if path == "/card/":
             self.reply(PAGE.encode(), "text/html; charset=utf-8")
-        elif path in (SCRIPT, JSQR):
-            self.reply(
-                STATIC.joinpath(path.removeprefix("/static/")).read_bytes(), "text/javascript"
-            )
+        elif path in (CSS, SCRIPT, JSQR):
+            kind = "text/css" if path == CSS else "text/javascript"
+            self.reply(STATIC.joinpath(path.removeprefix("/static/")).read_bytes(), kind)
         elif path == "/favicon.ico":
             self.send_response(204)  # asked for by every page; a 404 would be logged
             self.end_headers()
@@ -251,6 +252,7 @@ def test_a_code_that_is_not_a_card_is_refused_and_scanning_goes_on(open_page, ha
     wait_for_status(page, "That is not a sign-in card.")
     assert harness.posted == []
     assert page.is_visible("#scan-video") and page.is_visible("#scan-stop")
+    assert page.is_hidden("#scan-start")
     page.click("#scan-stop")
     page.wait_for_function(ALL_TRACKS_ENDED)
     assert page.is_hidden("#scan-video") and page.is_hidden("#scan-stop")
