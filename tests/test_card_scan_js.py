@@ -233,6 +233,18 @@ def test_opening_a_cards_link_posts_its_secret_and_forgets_the_address(open_page
     assert JSQR not in harness.requested
 
 
+def test_a_cards_link_opened_on_the_page_itself_is_sent_too(open_page, harness):
+    # The camera running, the address changes only in its fragment: no new page loads.
+    page = open_page(showing="not a card")
+    page.click("#scan-start")
+    page.wait_for_selector("#scan-video:not([hidden])")
+    page.goto(f"{harness.url}#{SECRET}")
+    page.locator("#received").wait_for(timeout=WAIT_MS)
+    assert harness.posted == [{"csrfmiddlewaretoken": ["harness-token"], "secret": [SECRET]}]
+    assert page.evaluate("sessionStorage.getItem('addressWhenSent')") == harness.url
+    assert page.evaluate("sessionStorage.getItem('cameraOffWhenSent')") == "true"
+
+
 def test_a_broken_link_is_dropped_and_said_so(open_page, harness):
     page = open_page(fragment="#too-short")
     wait_for_status(page, "That card link does not work. Scan the card or type its code.")

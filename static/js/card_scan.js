@@ -56,29 +56,40 @@
       form.submit();
     }
 
-    // Opened from a card: take the secret out of the address bar at once (and so out of the
-    // history, and of anything copied from it), then post it.
-    let linkSecret = null;
-    if (location.hash.length > 1) {
-      linkSecret = secretOf(location.hash);
+    function linkSecret() {
+      // Opened from a card: take the secret out of the address bar at once (and so out of the
+      // history, and of anything copied from it).
+      if (location.hash.length <= 1) { return null; }
+      const secret = secretOf(location.hash);
       history.replaceState(null, "", location.pathname + location.search);
-      if (!linkSecret) { say(MESSAGES.badLink); }
+      if (!secret) { say(MESSAGES.badLink); }
+      return secret;
     }
-    window.addEventListener("pagehide", function () { secretInput.value = ""; });
 
     const media = navigator.mediaDevices;
-    if (media && media.getUserMedia) { setUpScanner(media, say, submit, Boolean(linkSecret)); }
-    if (linkSecret) { submit(linkSecret); }
+    const scanner = media && media.getUserMedia ? setUpScanner(media, say, submit) : null;
+    function send(secret) {
+      if (scanner) { scanner.halt(); }
+      submit(secret);
+    }
+    const secret = linkSecret();
+    if (secret) { send(secret); }
+    // A card's link opened while /card/ is already showing only changes the fragment.
+    window.addEventListener("hashchange", function () {
+      const changed = linkSecret();
+      if (changed) { send(changed); }
+    });
+    window.addEventListener("pagehide", function () { secretInput.value = ""; });
   }
 
-  function setUpScanner(media, say, submit, sending) {
+  function setUpScanner(media, say, submit) {
+    // Shows the scanner and returns {halt} (camera off, no button) for a secret being sent.
     const section = document.getElementById("card-scan");
     const startButton = document.getElementById("scan-start");
     const stopButton = document.getElementById("scan-stop");
     const video = document.getElementById("scan-video");
-    if (!section || !startButton || !stopButton || !video) { return; }
+    if (!section || !startButton || !stopButton || !video) { return null; }
     section.hidden = false; // with the status in it: "Card found" shows while a link's is sent
-    startButton.hidden = sending;
 
     let stream = null;
     let timer = 0;
@@ -250,6 +261,12 @@
         say("");
       }
     });
+    return {
+      halt: function () {
+        stopCamera();
+        startButton.hidden = true;
+      },
+    };
   }
 
   if (document.readyState === "loading") {
