@@ -7,6 +7,7 @@ templates, no HTTP server), signed in as a staff member, after a few warm-up req
 import time
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import Group
 from django.test import Client
 
@@ -17,8 +18,8 @@ WARM_UP = 5
 STAFF_USERNAME = "bench.staff"
 
 
-def staff_client() -> Client:
-    """Return a test client signed in as the bench's staff member."""
+def staff_user() -> AbstractBaseUser:
+    """Return the bench's staff member, created if missing."""
     from portal.access import STAFF_GROUP
     from portal.models import StaffProfile, StaffRole
 
@@ -26,8 +27,13 @@ def staff_client() -> Client:
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A safeguarding lead sees every learner and result: the lists at their longest.
     StaffProfile.objects.get_or_create(user=user, defaults={"role": StaffRole.DSL})
+    return user
+
+
+def staff_client() -> Client:
+    """Return a test client signed in as the bench's staff member."""
     client = Client()
-    client.force_login(user)
+    client.force_login(staff_user())
     return client
 
 

@@ -1,6 +1,6 @@
 """`make bench`: measure the portal at scale on PostgreSQL and print one table against targets.
 
-    python -m bench.run [--only pages,lists,export,import] [--rounds 3] [--seconds 4]
+    python -m bench.run [--only pages,lists,export,import,sign-in] [--rounds 3] [--seconds 4]
 
 Everything runs against BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench),
 created if missing and migrated, with DEBUG off. The 100,000 learners / 300,000 attempts are
@@ -22,7 +22,7 @@ COHORT_LEARNERS = 100_000
 COHORT_ATTEMPTS = 300_000
 COHORT_SEED = 5
 CREATE_LATENCY_MS = 50
-PARTS = ("lists", "export", "import", "pages")
+PARTS = ("lists", "export", "import", "pages", "sign-in")
 
 
 def bench_environment(database_url: str) -> dict[str, str]:
@@ -162,6 +162,10 @@ def main() -> int:
             from bench import pages
 
             rows += pages.rows(env, rounds=args.rounds, seconds=args.seconds)
+        if "sign-in" in parts:
+            from bench import sign_in
+
+            rows += sign_in.rows(env)
     finally:
         sandbox.terminate()
         sandbox.wait(timeout=30)
