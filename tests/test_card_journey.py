@@ -113,7 +113,8 @@ def test_a_printed_card_scanned_by_a_camera_signs_in_only_in_an_open_lesson(
 
         # The roster shows her in, without the teacher reloading.
         roster = staff.locator("#lesson-roster")
-        roster.get_by_text("Signed in").first.wait_for(timeout=SCAN_TIMEOUT_MS)
+        # (Exactly "Signed in": Bea's "Not signed in" is there from the start.)
+        roster.get_by_text("Signed in", exact=True).wait_for(timeout=SCAN_TIMEOUT_MS)
         assert "Headless" not in roster.inner_text()  # a short description, not the raw agent
         assert "127.0.0.1" not in roster.inner_text()
 
