@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.views.decorators.debug import sensitive_variables
@@ -49,21 +50,27 @@ def card_check(*, secret: str = "", code: str = "", address: str | None) -> Card
     """Return whether a card (by QR secret or typed code) may sign in now, from this address."""
     if _too_many_refusals(address):
         return CardCheck(Outcome.TOO_MANY)
-    card = _card_find(secret=secret, code=code)
-    window = _window_for(card.learner) if card else None
-    if card is None or window is None or not _network_allows(address):
+    check = _usable(_current_cards().filter(**_lookup(secret=secret, code=code)), address)
+    if check.outcome is Outcome.REFUSED:
         _refusal_count(address)
-        return CardCheck(Outcome.REFUSED)
-    return CardCheck(Outcome.ACCEPTED, card, window)
+    return check
 
 
 def card_check_again(*, card_id: int, address: str | None) -> CardCheck:
     """Check a card identified a moment ago (kept in the session) again, at the final tap."""
-    card = (
-        SignInCard.objects.select_related("learner__user")
-        .filter(pk=card_id, voided_at__isnull=True, learner__status=Learner.Status.ACTIVE)
-        .first()
+    return _usable(_current_cards().filter(pk=card_id), address)
+
+
+def _current_cards() -> QuerySet[SignInCard]:
+    """Cards not voided, of learners still registered, with their accounts."""
+    return SignInCard.objects.select_related("learner__user").filter(
+        voided_at__isnull=True, learner__status=Learner.Status.ACTIVE
     )
+
+
+def _usable(cards: QuerySet[SignInCard], address: str | None) -> CardCheck:
+    """Accept the card found, if a window of its pupil's is open and the network allowed."""
+    card = cards.first()
     window = _window_for(card.learner) if card else None
     if card is None or window is None or not _network_allows(address):
         return CardCheck(Outcome.REFUSED)
@@ -71,18 +78,13 @@ def card_check_again(*, card_id: int, address: str | None) -> CardCheck:
 
 
 @sensitive_variables("secret", "code")
-def _card_find(*, secret: str, code: str) -> SignInCard | None:
+def _lookup(*, secret: str, code: str) -> dict[str, str]:
+    """Return the filter finding a card by its QR secret or its typed code (none: no card)."""
     if secret and card_secrets.SECRET_PATTERN.match(secret):
-        lookup = {"secret_digest": card_secrets.digest("secret", secret)}
-    elif code and (normal := card_secrets.code_normal_form(code)):
-        lookup = {"code_digest": card_secrets.digest("code", normal)}
-    else:
-        return None
-    return (
-        SignInCard.objects.select_related("learner__user")
-        .filter(**lookup, voided_at__isnull=True, learner__status=Learner.Status.ACTIVE)
-        .first()
-    )
+        return {"secret_digest": card_secrets.digest("secret", secret)}
+    if code and (normal := card_secrets.code_normal_form(code)):
+        return {"code_digest": card_secrets.digest("code", normal)}
+    return {"pk__in": []}
 
 
 def _window_for(learner: Learner) -> SignInWindow | None:
