@@ -22,6 +22,7 @@ from lessons import card_secrets
 from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
 from portal.addresses import address_in_networks, networks_parse
 from portal.models import PartnerSettings
+from portal.sign_in_throttle import count_up
 
 logger = logging.getLogger(__name__)
 
@@ -119,13 +120,7 @@ def _too_many_refusals(address: str | None) -> bool:
 
 def _refusal_count(address: str | None) -> None:
     """Count a refused card from an address: guessing codes stops at the limit."""
-    key = _refusal_key(address)
-    cache.add(key, 0, timeout=settings.LOGIN_LOCKOUT_DURATION)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=settings.LOGIN_LOCKOUT_DURATION)
-        count = 1
+    count = count_up(_refusal_key(address), window=settings.LOGIN_LOCKOUT_DURATION)
     if count == settings.CARD_REFUSAL_LIMIT_PER_IP:
         logger.warning("Card sign-in paused for %s after %d refused cards", address, count)
 

@@ -123,7 +123,10 @@ class SignInThrottle:
         """
         if self.is_locked():
             return False
-        counts = {scope.kind: _count_up(scope.count_key) for scope in self.scopes}
+        counts = {
+            scope.kind: count_up(scope.count_key, window=settings.LOGIN_FAILURE_WINDOW)
+            for scope in self.scopes
+        }
         if any(counts[scope.kind] > scope.limit for scope in self.scopes):
             self.give_back()
             return False
@@ -221,14 +224,14 @@ def _valid_address(ip: str | None) -> str | None:
     return ip
 
 
-def _count_up(key: str) -> int:
-    """Add one to a count in the cache, atomically; return the new count."""
-    # The window starts with the first failure: add() does nothing if it is running.
-    cache.add(key, 0, timeout=settings.LOGIN_FAILURE_WINDOW)
+def count_up(key: str, *, window: int) -> int:
+    """Add one to a count in the cache that lasts `window` seconds, atomically; return it."""
+    # The window starts with the first count: add() does nothing if it is running.
+    cache.add(key, 0, timeout=window)
     try:
         return cache.incr(key)
     except ValueError:  # the window ended between add() and incr(): start the next one
-        if cache.add(key, 1, timeout=settings.LOGIN_FAILURE_WINDOW):
+        if cache.add(key, 1, timeout=window):
             return 1
         return cache.incr(key)
 
