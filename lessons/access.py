@@ -1,18 +1,23 @@
 """Who runs a group's lessons: its own staff, and partner admins (for cover)."""
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
 from django.http import Http404
 
 from learners.access import visible_group_or_404
-from learners.models import GroupStaff, SchoolGroup
+from learners.models import Learner, SchoolGroup
 from portal.access import is_partner_admin
 
 
+def lesson_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
+    """Return the groups whose cards the user may print and whose sign-in they may open."""
+    groups = SchoolGroup.objects.all()
+    return groups if is_partner_admin(user) else groups.filter(staff_links__user=user)
+
+
 def runs_lessons(user: AbstractBaseUser, group: SchoolGroup) -> bool:
-    """Return whether the user may print the group's cards and open or close its sign-in."""
-    if is_partner_admin(user):
-        return True
-    return GroupStaff.objects.filter(group=group, user=user).exists()
+    """Return whether the user runs this group's lessons."""
+    return lesson_groups(user).filter(pk=group.pk).exists()
 
 
 def lesson_group_or_404(user: AbstractBaseUser, pk: int) -> SchoolGroup:
@@ -21,3 +26,13 @@ def lesson_group_or_404(user: AbstractBaseUser, pk: int) -> SchoolGroup:
     if not runs_lessons(user, group):
         raise Http404
     return group
+
+
+def learner_lesson_group(user: AbstractBaseUser, learner: Learner) -> SchoolGroup | None:
+    """Return the learner's current group whose lessons the user runs (first by name), if any."""
+    return (
+        lesson_groups(user)
+        .filter(memberships__learner=learner, memberships__left_at__isnull=True)
+        .order_by("name")
+        .first()
+    )

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from learners.access import visible_learner_or_404
 from learners.models import Learner, SchoolGroup
-from lessons.access import lesson_group_or_404, runs_lessons
+from lessons.access import learner_lesson_group, lesson_group_or_404
 from lessons.forms import ReissueForm, WindowOpenForm
 from lessons.models import CardSession
 from lessons.qr import qr_svg
@@ -57,10 +57,7 @@ def group_cards(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _learner_card_group(user, learner: Learner) -> SchoolGroup:
     """Return the learner's group whose lessons the user runs (its name goes on the card)."""
-    groups = SchoolGroup.objects.filter(
-        memberships__learner=learner, memberships__left_at__isnull=True
-    ).order_by("name")
-    group = next((group for group in groups if runs_lessons(user, group)), None)
+    group = learner_lesson_group(user, learner)
     if group is None:
         raise Http404
     return group

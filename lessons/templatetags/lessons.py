@@ -6,7 +6,7 @@ name, as templates link other apps' pages by URL name, and never imports the les
 
 from django import template
 
-from lessons.access import runs_lessons
+from lessons.access import learner_lesson_group, runs_lessons
 from lessons.forms import WindowOpenForm
 from lessons.selectors import roster_context
 from lessons.services import window_current
@@ -35,7 +35,6 @@ def lesson_panel(context, group) -> dict:
 
 
 @register.simple_tag(takes_context=True)
-def runs_lessons_of(context, groups) -> bool:
-    """Return whether the signed-in member of staff runs the lessons of one of these groups."""
-    user = context["request"].user
-    return any(runs_lessons(user, group) for group in groups)
+def prints_card_of(context, learner) -> bool:
+    """Return whether the member of staff runs the lessons of one of the learner's groups."""
+    return learner_lesson_group(context["request"].user, learner) is not None
