@@ -45,6 +45,13 @@ class AuditEvent(models.Model):
         SIGN_IN_OPENED = "sign_in_opened", _("Opened card sign-in for a group")
         SIGN_IN_CLOSED = "sign_in_closed", _("Closed card sign-in for a group")
         CARD_SESSION_ENDED = "card_session_ended", _("Ended a pupil's card session")
+        ALERT_RAISED = "alert_raised", _("Raised a safeguarding alert")
+        ALERT_ACKNOWLEDGED = "alert_acknowledged", _("Acknowledged a safeguarding alert")
+        ALERT_ESCALATED = "alert_escalated", _("Escalated a safeguarding alert")
+        HELP_ASKED = "help_asked", _("A learner asked to talk to someone")
+        HOLD_PLACED = "hold_placed", _("Placed a safeguarding hold")
+        HOLD_LIFTED = "hold_lifted", _("Lifted a safeguarding hold")
+        RECORDS_EXPIRED = "records_expired", _("Erased records past their retention period")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

@@ -22,11 +22,24 @@ class FollowUp(models.Model):
         REFERRED = "referred", gettext_lazy("Referred")
         RESOLVED = "resolved", gettext_lazy("Resolved")
 
+    class Source(models.TextChoices):
+        RESULT = "result", gettext_lazy("Results")
+        ASKED = "asked", gettext_lazy("The learner asked to talk to someone")
+
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="follow_ups")
-    # One item per completed attempt: the database makes opening it idempotent.
+    # One item per completed attempt: the database makes opening it idempotent. Empty when the
+    # learner asked for help from a page ("I want to talk to someone").
     attempt = models.OneToOneField(
-        AssessmentAttempt, on_delete=models.CASCADE, related_name="follow_up"
+        AssessmentAttempt,
+        on_delete=models.CASCADE,
+        related_name="follow_up",
+        null=True,
+        blank=True,
     )
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.RESULT)
+    # A priority value in the results, or a learner asking: a safeguarding alert went out, and
+    # the item sorts before every other.
+    priority = models.BooleanField(gettext_lazy("priority"), default=False)
     # Copied from the result so the queue sorts and filters without joining the results.
     risk_level = models.CharField(max_length=200)
     risk_rank = models.PositiveSmallIntegerField(default=0)
@@ -43,17 +56,21 @@ class FollowUp(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["due_date", "id"]
+        ordering = ["-priority", "due_date", "id"]
         # The queue shows open items unless asked otherwise: partial indexes over open items
         # give each of its sorts rows in order, so a page reads 25 index entries, not every
         # open item. A chosen status, assignee or risk level leads its own index.
         indexes = [
-            models.Index(fields=["due_date", "id"], condition=OPEN, name="follow_up_open_due"),
             models.Index(
-                fields=["-created_at", "-id"], condition=OPEN, name="follow_up_open_newest"
+                fields=["-priority", "due_date", "id"], condition=OPEN, name="follow_up_open_due"
             ),
             models.Index(
-                fields=["-risk_rank", "risk_level", "due_date", "id"],
+                fields=["-priority", "-created_at", "-id"],
+                condition=OPEN,
+                name="follow_up_open_newest",
+            ),
+            models.Index(
+                fields=["-priority", "-risk_rank", "risk_level", "due_date", "id"],
                 condition=OPEN,
                 name="follow_up_open_risk",
             ),

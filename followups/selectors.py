@@ -20,10 +20,11 @@ UNASSIGNED = "none"
 OPEN = "open"
 ALL = "all"
 
+# Priority items (a safeguarding alert went out) come first whatever the sort.
 SORTS = {
-    "due": ["due_date", "id"],
-    "newest": ["-created_at", "-id"],
-    "risk": ["-risk_rank", "risk_level", "due_date", "id"],
+    "due": ["-priority", "due_date", "id"],
+    "newest": ["-priority", "-created_at", "-id"],
+    "risk": ["-priority", "-risk_rank", "risk_level", "due_date", "id"],
 }
 
 

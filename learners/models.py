@@ -126,6 +126,13 @@ class SchoolGroup(models.Model):
     staff = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="GroupStaff", related_name="school_groups", blank=True
     )
+    # Shown on its pupils' results page; empty means the partner's school contact.
+    contact = models.CharField(
+        gettext_lazy("who to talk to"),
+        max_length=200,
+        blank=True,
+        help_text=gettext_lazy("Shown to this group's pupils with their results."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

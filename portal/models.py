@@ -1,5 +1,7 @@
 """Records every app shares: the upstream's health, sign-in locks, staff roles, settings."""
 
+import datetime
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -98,6 +100,64 @@ class PartnerSettings(models.Model):
     # without the box (an unticked box sends nothing) changes nothing.
     primary_cards_only = models.BooleanField(
         gettext_lazy("Primary pupils sign in only with their sign-in card"), default=False
+    )
+    # Safeguarding alerts (the safeguarding app). The spec lists neither needs_help values nor
+    # RiskLevel labels: each list is one value per line, matched ignoring case, spaces and
+    # dashes; a value in neither list of its kind raises an alert too ("unrecognised: review").
+    needs_help_routine = models.TextField(
+        gettext_lazy("Routine needs-help values"),
+        default="No\nYes",
+        help_text=gettext_lazy("One per line. These open a follow-up but send no alert."),
+    )
+    needs_help_priority = models.TextField(
+        gettext_lazy("Priority needs-help values"),
+        default="Yes - priority",
+        help_text=gettext_lazy("One per line. These alert the safeguarding leads at once."),
+    )
+    risk_levels_routine = models.TextField(
+        gettext_lazy("Routine risk levels"), default="Low\nModerate\nMedium"
+    )
+    risk_levels_priority = models.TextField(gettext_lazy("Priority risk levels"), default="High")
+    alert_escalate_minutes = models.PositiveSmallIntegerField(
+        gettext_lazy("Escalate an alert not acknowledged within (school-hours minutes)"),
+        default=30,
+        validators=[MinValueValidator(5), MaxValueValidator(480)],
+    )
+    school_day_starts = models.TimeField(
+        gettext_lazy("School day starts"), default=datetime.time(8, 30)
+    )
+    school_day_ends = models.TimeField(gettext_lazy("School day ends"), default=datetime.time(16))
+    # Learners aged 18 or over are adults: a partner may decide their results alert no one.
+    # Named so that the default (alerts for everyone) is the unticked box.
+    adults_without_alerts = models.BooleanField(
+        gettext_lazy("Results of learners aged 18 or over raise no alerts"), default=False
+    )
+    # What a learner sees of their own results.
+    hide_results_from_learners = models.BooleanField(
+        gettext_lazy("Learners do not see their own results"), default=False
+    )
+    show_scores_to_learners = models.BooleanField(
+        gettext_lazy("Learners see their LOA score and risk level"), default=False
+    )
+    school_contact = models.CharField(
+        gettext_lazy("Who a learner can talk to at school"),
+        max_length=200,
+        blank=True,
+        help_text=gettext_lazy(
+            "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its own."
+        ),
+    )
+    helplines = models.TextField(
+        gettext_lazy("Helplines for when school is closed"),
+        default="Childline: call 0800 1111, free, any time\nShout: text SHOUT to 85258",
+        help_text=gettext_lazy("One per line. Shown on every learner's results page."),
+    )
+    # Children's data: a learner's answers, results and attempts are erased this long after
+    # their last activity, unless held for safeguarding (the privacy app's retention sweep).
+    retention_years = models.PositiveSmallIntegerField(
+        gettext_lazy("Keep learners' answers and results for (years after last activity)"),
+        default=3,
+        validators=[MinValueValidator(1), MaxValueValidator(25)],
     )
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "privacy",
     "accounts",
     "lessons",
+    "safeguarding",
     "demo",
 ]
 
@@ -236,6 +237,7 @@ LOGGED_APPS = (
     "privacy",
     "accounts",
     "lessons",
+    "safeguarding",
     "demo",
 )
 LOGGING = {
