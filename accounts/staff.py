@@ -10,8 +10,9 @@ from django.views.decorators.debug import sensitive_variables
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import GroupStaff, SchoolGroup
-from portal.access import STAFF_GROUP
+from portal.access import SAFEGUARDING_ROLES, STAFF_GROUP
 from portal.models import PartnerSettings, StaffProfile, StaffRole
+from portal.signals import safeguarding_role_granted
 
 Action = AuditEvent.Action
 
@@ -50,7 +51,26 @@ def staff_add(
         role=role,
         groups=sorted(group.name for group in groups),
     )
+    _tell_if_safeguarding_granted(user=user, role=role, before=None, granted_by=added_by)
     return user
+
+
+def _tell_if_safeguarding_granted(
+    *,
+    user: AbstractBaseUser,
+    role: str,
+    before: str | None,
+    granted_by: AbstractBaseUser | None,
+    email_changed: bool = False,
+) -> None:
+    """Send `safeguarding_role_granted` when the account has just become a safeguarding lead.
+
+    A lead's new email address counts too: the test alert shows whether it works.
+    """
+    if role in SAFEGUARDING_ROLES and (before not in SAFEGUARDING_ROLES or email_changed):
+        safeguarding_role_granted.send(
+            sender=StaffProfile, user=user, role=role, granted_by=granted_by
+        )
 
 
 @transaction.atomic
@@ -77,6 +97,7 @@ def staff_change(
         )
     changes: dict[str, object] = {}
     profile, _created = StaffProfile.objects.get_or_create(user=user, defaults={"role": role})
+    role_before = None if _created else profile.role
     if _created or profile.role != role:
         changes["role"] = role
         profile.role = role
@@ -104,6 +125,14 @@ def staff_change(
             action=Action.STAFF_CHANGED,
             account=user.get_username(),
             **changes,
+        )
+    if user.is_active:
+        _tell_if_safeguarding_granted(
+            user=user,
+            role=role,
+            before=role_before,
+            granted_by=changed_by,
+            email_changed="email" in changes,
         )
     return list(changes)
 

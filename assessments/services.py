@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer, fit
+from portal.access import safeguarding_ready
 from portal.partner_api import AssessmentContent, get_client
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
@@ -22,6 +23,10 @@ if TYPE_CHECKING:  # annotations only: the learners app sits above this one
 logger = logging.getLogger(__name__)
 
 State = AssessmentAttempt.State
+
+
+class AssessmentsNotOpen(Exception):
+    """No designated safeguarding lead can be told about a result yet: nothing may start."""
 
 
 class NothingToTake(Exception):
@@ -41,6 +46,10 @@ def attempt_start(*, learner: Learner) -> AssessmentAttempt:
     current = learner.attempts.filter(state__in=AssessmentAttempt.UNFINISHED_STATES).first()
     if current is not None:
         return current
+    if not safeguarding_ready():
+        # A result that needs help must reach a named adult: with no DSL to email, no new
+        # assessment starts (one already started may still be finished and sent).
+        raise AssessmentsNotOpen
 
     attempt = learner.attempts.filter(state=State.AVAILABLE).first()
     if attempt is None:

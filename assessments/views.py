@@ -61,6 +61,8 @@ def start(request: HttpRequest) -> HttpResponse:
     """Start (or resume) the learner's next assessment."""
     try:
         attempt = services.attempt_start(learner=request.learner)
+    except services.AssessmentsNotOpen:
+        return render(request, "assessments/not_open.html")
     except services.NothingToTake:
         messages.info(request, _("There is no assessment for you to take right now."))
         return redirect("assessments:my_assessments")

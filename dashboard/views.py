@@ -38,6 +38,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
                 with_operations=sees_whole_school(request.user),
             ),
             "filter_query": filter_query,
+            # The period chosen, for figures other apps add (time to acknowledge alerts).
+            "window": filters,
         },
     )
 

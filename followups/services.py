@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from assessments.concern import concern_of_result
 from assessments.models import (
     AssessmentAttempt,
     AssessmentResult,
@@ -40,11 +41,21 @@ def flagged_area_names(result: AssessmentResult) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def followup_open_for_result(*, result: AssessmentResult) -> FollowUp | None:
-    """Open the item of a result that flags any focus area; return it, or None if none is due."""
+def followup_open_for_result(
+    *, result: AssessmentResult, priority: bool | None = None
+) -> FollowUp | None:
+    """Open the item of a result that flags a focus area or calls for an alert; return it.
+
+    `priority` (worked out from the partner's lists when None) marks an item a safeguarding
+    alert went out for; it sorts first. None is returned when no item is due.
+    """
     names = flagged_area_names(result)
     attempt = result.attempt
-    if not names or attempt.learner.status == Learner.Status.ERASED:
+    if attempt.learner.status == Learner.Status.ERASED:
+        return None
+    if priority is None:
+        priority = concern_of_result(result).raises_alert
+    if not names and not priority:
         return None
     with transaction.atomic():
         # The attempt is unique: a second call (a retry, the backfill) finds the first item.
@@ -55,6 +66,7 @@ def followup_open_for_result(*, result: AssessmentResult) -> FollowUp | None:
                 "risk_level": result.risk_level,
                 "risk_rank": risk_rank(result.risk_level),
                 "due_date": followup_due_date(opened_at=timezone.now()),
+                "priority": priority,
             },
         )
         if created:
@@ -62,6 +74,22 @@ def followup_open_for_result(*, result: AssessmentResult) -> FollowUp | None:
                 FollowUpArea(follow_up=follow_up, name=name) for name in names
             )
             logger.info("Opened follow-up %s for attempt %s", follow_up.pk, attempt.pk)
+        elif priority and not follow_up.priority:
+            follow_up.priority = True
+            follow_up.save(update_fields=["priority", "updated_at"])
+    return follow_up
+
+
+def followup_open_for_learner_request(*, learner: Learner) -> FollowUp:
+    """Open a priority item for a learner who asked to talk to someone (no result behind it)."""
+    follow_up = FollowUp.objects.create(
+        learner=learner,
+        source=FollowUp.Source.ASKED,
+        priority=True,
+        risk_level="",
+        due_date=timezone.localdate(),
+    )
+    logger.info("Opened follow-up %s: a learner asked to talk to someone", follow_up.pk)
     return follow_up
 
 
@@ -170,7 +198,9 @@ def followups_export(*, learner: Learner) -> list[dict]:
     )
     return [
         {
-            "assessment_id": item.attempt.assessment_id,
+            "assessment_id": item.attempt.assessment_id if item.attempt else None,
+            "source": item.source,
+            "priority": item.priority,
             "focus_areas": [area.name for area in item.areas.all()],
             "risk_level": item.risk_level,
             "status": item.status,

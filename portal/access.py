@@ -3,8 +3,10 @@
 from collections.abc import Callable
 from functools import wraps
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.functional import cached_property
 from django.views.decorators.cache import never_cache
@@ -17,6 +19,8 @@ STAFF_GROUP = "Partner staff"
 WHOLE_SCHOOL_ROLES = frozenset({StaffRole.ADMIN, StaffRole.DSL, StaffRole.DEPUTY_DSL})
 # Roles that read results and follow-ups whatever the partner's settings say.
 PASTORAL_ROLES = frozenset({StaffRole.HEAD_OF_YEAR, StaffRole.DSL, StaffRole.DEPUTY_DSL})
+# The safeguarding leads: alerts are theirs to receive and acknowledge.
+SAFEGUARDING_ROLES = frozenset({StaffRole.DSL, StaffRole.DEPUTY_DSL})
 
 View = Callable[..., HttpResponse]
 
@@ -82,6 +86,26 @@ def sees_results(user: AbstractBaseUser | AnonymousUser) -> bool:
     return user._partner_settings.admins_see_results
 
 
+def is_safeguarding_lead(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the user is a designated safeguarding lead or a deputy."""
+    return staff_role(user) in SAFEGUARDING_ROLES
+
+
+def safeguarding_leads(roles=SAFEGUARDING_ROLES) -> QuerySet:
+    """Return the active accounts holding one of `roles` that have an email address."""
+    return (
+        get_user_model()
+        .objects.filter(is_active=True, staff_profile__role__in=roles)
+        .exclude(email="")
+        .order_by("pk")
+    )
+
+
+def safeguarding_ready() -> bool:
+    """Return whether a DSL with an email address exists: assessments may start only then."""
+    return safeguarding_leads([StaffRole.DSL]).exists()
+
+
 def learner_account(user: AbstractBaseUser):
     """Return the Learner record of the user's account in any status, or None."""
     return getattr(user, "learner", None)
@@ -120,6 +144,11 @@ class StaffPermissions:
     def results(self) -> bool:
         return sees_results(self.user)
 
+    @cached_property
+    def safeguarding(self) -> bool:
+        """Safeguarding alerts: receiving and acknowledging them."""
+        return is_safeguarding_lead(self.user)
+
 
 def _allowing(allowed: Callable[[AbstractBaseUser], bool]) -> Callable[[View], View]:
     """Return a decorator that lets in whom `allowed` accepts; anonymous users sign in; 404."""
@@ -150,6 +179,8 @@ whole_school_required = _allowing(sees_whole_school)
 admin_required = _allowing(is_partner_admin)
 # The follow-up queue and the results download.
 results_required = _allowing(sees_results)
+# Safeguarding alerts.
+safeguarding_required = _allowing(is_safeguarding_lead)
 # A learner's whole data (results included) in one file, for a subject access request.
 whole_school_results_required = _allowing(
     lambda user: sees_whole_school(user) and sees_results(user)

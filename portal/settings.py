@@ -353,6 +353,22 @@ DASHBOARD_MIN_GROUP_SIZE = env.int("DASHBOARD_MIN_GROUP_SIZE", default=5)
 if DASHBOARD_MIN_GROUP_SIZE < 1:
     raise ImproperlyConfigured("DASHBOARD_MIN_GROUP_SIZE must be 1 or more")
 
+# Mail: safeguarding alerts (the safeguarding app). EMAIL_URL is django-environ's email URL:
+# smtp://user:password@host:587 (smtp+tls://, smtp+ssl:// for TLS), consolemail:// (the
+# default: printed by the process that sends, the delivery worker under `make run`).
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="partner-portal@localhost")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=20)
+# The portal's address as staff reach it, for the link in an alert email (which a worker
+# sends, with no request to take the host from).
+PORTAL_URL = env("PORTAL_URL", default="http://127.0.0.1:8000").rstrip("/")
+# An alert email that could not be sent is tried again this many times, backing off from
+# ALERT_EMAIL_RETRY_BASE seconds (doubling, at most 30 minutes between tries); a failure shows
+# in the safeguarding leads' banner from the first one.
+ALERT_EMAIL_MAX_TRIES = env.int("ALERT_EMAIL_MAX_TRIES", default=10)
+ALERT_EMAIL_RETRY_BASE = env.int("ALERT_EMAIL_RETRY_BASE", default=30)
+
 # Follow-ups
 # A follow-up item opened for a learner who needs help is due this many days later.
 FOLLOW_UP_DUE_DAYS = env.int("FOLLOW_UP_DUE_DAYS", default=7)

@@ -25,6 +25,7 @@ urlpatterns = [
     path("learners/import/", include("imports.urls")),
     path("learners/", include("learners.urls")),
     path("learners/", include("privacy.urls")),
+    path("", include("safeguarding.urls")),
     path("me/", include("assessments.urls")),
     path("operations/", include("assessments.staff_urls")),
     path("admin/", admin.site.urls),

@@ -170,6 +170,8 @@ class SandboxApp:
             return _html_reply()
         if kind == "missing_field":
             body = _without_field(body, endpoint, fault.option("field"))
+        if kind == "relabel" and status == 200:
+            body = _relabelled(body, fault.option("needs_help"), fault.option("risk_level"))
         return Reply(status, body)
 
     def _check_key(self, environ: dict[str, Any]) -> None:
@@ -263,6 +265,21 @@ _HTML_PAGE = b"""<!DOCTYPE html>
 <html><head><title>Scheduled maintenance</title></head>
 <body><h1>We'll be back soon</h1><p>The service is undergoing maintenance.</p></body></html>
 """
+
+
+def _relabelled(body: Any, needs_help: str | None, risk_level: str | None) -> Any:
+    """Return results with other labels: needs_help for areas needing help, the RiskLevel."""
+    if not isinstance(body, dict):
+        return body
+    body = dict(body)
+    if risk_level is not None:
+        body["RiskLevel"] = risk_level
+    if needs_help is not None:
+        body["focus_areas"] = [
+            {**area, "needs_help": needs_help} if area.get("needs_help") != "no" else area
+            for area in body.get("focus_areas", [])
+        ]
+    return body
 
 
 def _html_reply() -> Reply:

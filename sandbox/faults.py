@@ -52,6 +52,7 @@ KINDS = (
     "missing_field",
     "processed_500",
     "expired_session",
+    "relabel",
 )
 
 # The field a `missing_field` fault leaves out of each endpoint's success body by default.
@@ -91,6 +92,9 @@ Fault rules: ENDPOINT=KIND[:OPTION=VALUE[,OPTION=VALUE...]]
                              answer status=NNN (default 500)
             expired_session  submit-assessment only: forget the learner's sessions and answer
                              400 {"error": "Unknown or expired session"}
+            relabel          results only: answer as usual, but with needs_help=TEXT for the
+                             areas that need help and/or risk_level=TEXT as the RiskLevel
+                             (labels the spec does not list, e.g. "Yes - priority")
   Options for every kind:
             times=N          apply to the next N matching requests, then remove the rule
             rate=P           apply to each matching request with probability P (0..1), drawn
@@ -189,6 +193,14 @@ def _processed(value: Any) -> bool:
     raise FaultError(f"processed must be true or false, got {value!r}")
 
 
+def _label(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 100:
+        raise FaultError(f"a label must be 1 to 100 characters, got {value!r}")
+    return value.strip()
+
+
 def _field_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise FaultError(f"field must be a field name, got {value!r}")
@@ -212,6 +224,7 @@ _KIND_OPTIONS: dict[str, dict[str, tuple[Callable[[Any], Any], Any]]] = {
     "missing_field": {"field": (_field_name, None)},
     "processed_500": {"status": (_status, 500)},
     "expired_session": {},
+    "relabel": {"needs_help": (_label, None), "risk_level": (_label, None)},
 }
 _RULE_OPTIONS: dict[str, Callable[[Any], Any]] = {"times": _times, "rate": _rate, "after": _after}
 
@@ -311,6 +324,8 @@ def build_rule(rule_id: int, endpoint: Any, kind: Any, options: dict[str, Any]) 
     """Check and convert a rule's parts (numbers or strings alike), or raise FaultError."""
     endpoint = normalize_endpoint(endpoint)
     kind = normalize_kind(kind)
+    if kind == "relabel" and endpoint != "results":
+        raise FaultError("relabel applies to the results endpoint only")
     if kind == "expired_session" and endpoint != "submit-assessment":
         raise FaultError("expired_session applies to submit-assessment only")
     allowed = _KIND_OPTIONS[kind]

@@ -15,7 +15,7 @@ from portal.partner_api import (
 from portal.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
-from tests.factories import PASSWORD, make_learner, make_staff
+from tests.factories import PASSWORD, make_dsl_on_duty, make_learner, make_staff
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +56,28 @@ def immediate_tasks(settings):
             "QUEUES": ["default", "imports"],
         }
     }
+
+
+DB_FIXTURES = ("db", "transactional_db", "django_db_reset_sequences", "live_server")
+
+
+@pytest.fixture(autouse=True)
+def safeguarding_lead_on_duty(request):
+    """Every test with a database has a DSL with an email address, as every real partner must.
+
+    Assessments cannot start without one (portal.access.safeguarding_ready); a test of that
+    rule marks itself `no_dsl`.
+    """
+    wants_db = request.node.get_closest_marker("django_db") or any(
+        name in request.fixturenames for name in DB_FIXTURES
+    )
+    if not wants_db or request.node.get_closest_marker("no_dsl"):
+        return None
+    if "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+        request.getfixturevalue("transactional_db")
+    else:
+        request.getfixturevalue("db")
+    return make_dsl_on_duty()
 
 
 @pytest.fixture

@@ -47,6 +47,21 @@ def make_staff(
     return user
 
 
+# The safeguarding lead every test database has (tests/conftest.py): not one a test names.
+DSL_ON_DUTY = "dsl.on.duty"
+DSL_ON_DUTY_EMAIL = "dsl.on.duty@school.example"
+
+
+def make_dsl_on_duty() -> User:
+    """Create the DSL with an email address that lets assessments start."""
+    user = User.objects.filter(username=DSL_ON_DUTY).first()
+    if user is None:
+        user = make_staff(DSL_ON_DUTY, None)
+        user.email = DSL_ON_DUTY_EMAIL
+        user.save(update_fields=["email"])
+    return user
+
+
 def make_group(name: str, *, level: str = Level.SECONDARY, kind=SchoolGroup.Kind.TEACHING_CLASS):
     """Create a group of this academic year."""
     return SchoolGroup.objects.create(name=name, level=level, kind=kind)

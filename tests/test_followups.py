@@ -219,9 +219,10 @@ def test_the_queue_sorts_by_due_date_newest_or_risk_level(staff_client, learner,
         return sorted(names, key=page.index)
 
     lee, olive, tia = learner.display_name, other_learner.display_name, third.display_name
-    assert order("") == [lee, tia, olive]
+    # A HIGH risk level is a priority (a safeguarding alert went out): first in every sort.
+    assert order("") == [olive, lee, tia]
     assert order("?sort=risk") == [olive, tia, lee]
-    assert order("?sort=newest") == [tia, olive, lee]
+    assert order("?sort=newest") == [olive, tia, lee]
 
 
 def test_an_unknown_filter_value_is_ignored_rather_than_an_error(staff_client, learner):

@@ -1,0 +1,8 @@
+"""Signals of the shared layer, so the apps that send them never import those that listen."""
+
+from django.dispatch import Signal
+
+# Sent by accounts when an account is given a safeguarding role (DSL or deputy) it did not
+# hold, with `user`, `role` and `granted_by`, inside the transaction that grants it: the
+# safeguarding app sends the new lead a test alert.
+safeguarding_role_granted = Signal()

@@ -1,0 +1,80 @@
+"""Reads of safeguarding alerts that several pages share: the banner, the list, the timings."""
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+
+from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
+
+
+@dataclass(frozen=True)
+class LeadsBanner:
+    """What every page tells a safeguarding lead until someone acts on it."""
+
+    waiting: int  # real alerts not yet acknowledged
+    overdue: int  # of those, escalated: past their deadline
+    tests: int  # test alerts not yet acknowledged
+    failed_emails: int  # alert emails that could not be sent (yet)
+
+    @property
+    def shown(self) -> bool:
+        return bool(self.waiting or self.tests or self.failed_emails)
+
+
+def leads_banner() -> LeadsBanner:
+    """Return the counts of the safeguarding leads' banner (two small indexed queries)."""
+    counts = Alert.objects.filter(UNACKNOWLEDGED).aggregate(
+        waiting=Count("pk", filter=~Q(kind=Alert.Kind.TEST)),
+        overdue=Count("pk", filter=~Q(kind=Alert.Kind.TEST) & Q(escalated_at__isnull=False)),
+        tests=Count("pk", filter=Q(kind=Alert.Kind.TEST)),
+    )
+    failed = (
+        AlertEmail.objects.filter(sent_at__isnull=True)
+        .filter(Q(state=AlertEmail.State.FAILED) | ~Q(last_error=""))
+        .count()
+    )
+    return LeadsBanner(failed_emails=failed, **counts)
+
+
+def alerts_for_list(*, show: str) -> QuerySet:
+    """Return the alerts of the leads' list: waiting ones first, oldest first."""
+    alerts = Alert.objects.select_related("learner", "acknowledged_by").prefetch_related("emails")
+    if show == "waiting":
+        return alerts.filter(UNACKNOWLEDGED).order_by("raised_at", "pk")
+    return alerts.order_by("-raised_at", "-pk")
+
+
+@dataclass(frozen=True)
+class AcknowledgementTimes:
+    """How long real alerts raised in a period took to be acknowledged."""
+
+    raised: int
+    acknowledged: int
+    median: timedelta | None
+    worst: timedelta | None
+    # Raised in the period and still waiting: the worst is at least as long as their wait.
+    waiting: int
+    longest_waiting: timedelta | None
+
+
+def acknowledgement_times(
+    *, since: datetime, until: datetime, now: datetime
+) -> AcknowledgementTimes:
+    """Return time to acknowledge (median and worst) of the real alerts raised in a period."""
+    rows = list(
+        Alert.objects.exclude(kind=Alert.Kind.TEST)
+        .filter(raised_at__gte=since, raised_at__lt=until)
+        .values_list("raised_at", "acknowledged_at")
+    )
+    taken = [acked - raised for raised, acked in rows if acked is not None]
+    waits = [now - raised for raised, acked in rows if acked is None]
+    return AcknowledgementTimes(
+        raised=len(rows),
+        acknowledged=len(taken),
+        median=statistics.median(taken) if taken else None,
+        worst=max(taken) if taken else None,
+        waiting=len(waits),
+        longest_waiting=max(waits) if waits else None,
+    )

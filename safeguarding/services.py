@@ -1,0 +1,233 @@
+"""Business rules of safeguarding alerts: raising, emailing, acknowledging, escalating."""
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from assessments.concern import Concern, concern_of_result
+from assessments.models import AssessmentResult
+from audit.models import AuditEvent
+from audit.services import audit_record
+from followups.services import followup_open_for_learner_request, followup_open_for_result
+from learners.models import Learner
+from portal.access import safeguarding_leads
+from portal.models import PartnerSettings, StaffRole
+from safeguarding.hours import school_deadline
+from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
+from safeguarding.tasks import enqueue_alert_email, enqueue_escalation
+
+logger = logging.getLogger(__name__)
+
+Action = AuditEvent.Action
+
+
+def recipients_of(purpose: str) -> list[str]:
+    """Return the addresses an alert email goes to: never the partner's admins.
+
+    Raised: the DSLs and their deputies. Escalated: the deputies, and the DSLs again.
+    """
+    roles = [StaffRole.DSL, StaffRole.DEPUTY_DSL]
+    if purpose == AlertEmail.Purpose.ESCALATED:
+        roles = [StaffRole.DEPUTY_DSL, StaffRole.DSL]
+    leads = safeguarding_leads(roles).values_list("email", flat=True)
+    return list(dict.fromkeys(leads))
+
+
+def escalation_deadline(raised_at: datetime, partner: PartnerSettings) -> datetime:
+    """Return when an alert raised at `raised_at` escalates if nobody acknowledges it."""
+    return school_deadline(
+        raised_at,
+        partner.alert_escalate_minutes,
+        opens=partner.school_day_starts,
+        closes=partner.school_day_ends,
+    )
+
+
+def _alert_create(*, now: datetime | None = None, **fields) -> Alert:
+    """Create an alert with its deadline and its first email, sent once the alert commits."""
+    now = now or timezone.now()
+    partner = PartnerSettings.current()
+    alert = Alert.objects.create(
+        raised_at=now, escalate_at=escalation_deadline(now, partner), **fields
+    )
+    if alert.kind == Alert.Kind.TEST:
+        to = [alert.test_recipient.email] if alert.test_recipient.email else []
+    else:
+        to = recipients_of(AlertEmail.Purpose.RAISED)
+    email = AlertEmail.objects.create(alert=alert, purpose=AlertEmail.Purpose.RAISED, recipients=to)
+    # With the database queue the task rows are written in this transaction: they exist
+    # exactly when the alert does (a rolled-back alert sends nothing).
+    enqueue_alert_email(email.pk)
+    if alert.kind != Alert.Kind.TEST:
+        enqueue_escalation(alert.pk, run_after=alert.escalate_at)
+    return alert
+
+
+def alert_raise_for_result(*, result: AssessmentResult) -> Alert | None:
+    """Raise the alert of a stored result with a priority or unrecognised value, once."""
+    attempt = result.attempt
+    if attempt.learner.status == Learner.Status.ERASED:
+        return None
+    concern: Concern = concern_of_result(result)
+    if not concern.raises_alert:
+        return None
+    existing = Alert.objects.filter(attempt=attempt).first()
+    if existing is not None:
+        return existing  # a retried delivery: the first storing raised it
+    follow_up = followup_open_for_result(result=result, priority=True)
+    try:
+        with transaction.atomic():
+            alert = _alert_create(
+                kind=Alert.Kind.RESULT,
+                reason=concern.reason,
+                learner=attempt.learner,
+                attempt=attempt,
+                follow_up=follow_up,
+                values=[
+                    {"field": value.field, "value": value.value, "reason": value.reason}
+                    for value in concern.values
+                ],
+            )
+    except IntegrityError:
+        # A racing worker raised it between our look and our insert: theirs stands.
+        return Alert.objects.get(attempt=attempt)
+    audit_record(
+        actor=None,
+        address=None,
+        action=Action.ALERT_RAISED,
+        learner=attempt.learner,
+        alert=alert.pk,
+        reason=alert.reason,
+    )
+    logger.info("Raised safeguarding alert %s for attempt %s", alert.pk, attempt.pk)
+    return alert
+
+
+@transaction.atomic
+def alert_raise_for_request(*, learner: Learner, address: str | None) -> tuple[Alert, bool]:
+    """Raise an alert for a learner who asked to talk to someone; return it and if it is new.
+
+    A second press while the first is not yet acknowledged adds nothing: the adults already
+    know, and one child must not fill the queue.
+    """
+    Learner.objects.select_for_update().filter(pk=learner.pk).first()
+    waiting = (
+        Alert.objects.filter(UNACKNOWLEDGED, learner=learner, kind=Alert.Kind.ASKED)
+        .order_by("-raised_at")
+        .first()
+    )
+    if waiting is not None:
+        return waiting, False
+    follow_up = followup_open_for_learner_request(learner=learner)
+    alert = _alert_create(
+        kind=Alert.Kind.ASKED,
+        reason=Alert.Reason.ASKED,
+        learner=learner,
+        follow_up=follow_up,
+    )
+    audit_record(
+        actor=learner.user,
+        address=address,
+        action=Action.HELP_ASKED,
+        learner=learner,
+        alert=alert.pk,
+    )
+    return alert, True
+
+
+@transaction.atomic
+def alert_raise_test(*, lead: AbstractBaseUser) -> Alert:
+    """Send a new safeguarding lead a test alert, shown to every lead until acknowledged."""
+    return _alert_create(kind=Alert.Kind.TEST, reason=Alert.Reason.TEST, test_recipient=lead)
+
+
+def alert_acknowledge(*, alert: Alert, by: AbstractBaseUser, address: str | None) -> bool:
+    """Record that a safeguarding lead has taken the alert on; False if someone already had."""
+    with transaction.atomic():
+        locked = Alert.objects.select_for_update().get(pk=alert.pk)
+        if locked.acknowledged_at is not None:
+            return False
+        locked.acknowledged_at = timezone.now()
+        locked.acknowledged_by = by
+        locked.acknowledged_by_username = by.get_username()
+        locked.save(
+            update_fields=["acknowledged_at", "acknowledged_by", "acknowledged_by_username"]
+        )
+        audit_record(
+            actor=by,
+            address=address,
+            action=Action.ALERT_ACKNOWLEDGED,
+            learner=locked.learner,
+            alert=locked.pk,
+            kind=locked.kind,
+            minutes_to_acknowledge=round(
+                (locked.acknowledged_at - locked.raised_at).total_seconds() / 60, 1
+            ),
+        )
+    alert.refresh_from_db()
+    return True
+
+
+def alerts_escalate_due(
+    *, now: datetime | None = None, alert_ids: Iterable[int] | None = None
+) -> int:
+    """Escalate the unacknowledged alerts past their deadline; return how many."""
+    now = now or timezone.now()
+    due = Alert.objects.filter(UNACKNOWLEDGED, escalated_at__isnull=True, escalate_at__lte=now)
+    due = due.exclude(kind=Alert.Kind.TEST)
+    if alert_ids is not None:
+        due = due.filter(pk__in=list(alert_ids))
+    escalated = 0
+    for alert_id in due.values_list("pk", flat=True):
+        with transaction.atomic():
+            alert = (
+                Alert.objects.select_for_update()
+                .filter(UNACKNOWLEDGED, pk=alert_id, escalated_at__isnull=True)
+                .first()
+            )
+            if alert is None:
+                continue  # acknowledged or escalated by another process meanwhile
+            alert.escalated_at = now
+            alert.save(update_fields=["escalated_at"])
+            email, _created = AlertEmail.objects.get_or_create(
+                alert=alert,
+                purpose=AlertEmail.Purpose.ESCALATED,
+                defaults={"recipients": recipients_of(AlertEmail.Purpose.ESCALATED)},
+            )
+            audit_record(
+                actor=None,
+                address=None,
+                action=Action.ALERT_ESCALATED,
+                learner=alert.learner,
+                alert=alert.pk,
+            )
+            enqueue_alert_email(email.pk)
+            escalated += 1
+    return escalated
+
+
+def alert_emails_requeue(*, now: datetime | None = None) -> int:
+    """Queue the alert emails that are due and not being sent (a lost task, a retry); count."""
+    now = now or timezone.now()
+    due = AlertEmail.objects.filter(sent_at__isnull=True).filter(
+        Q(state=AlertEmail.State.WAITING, next_try_at__isnull=True)
+        | Q(state=AlertEmail.State.WAITING, next_try_at__lte=now)
+        | Q(state=AlertEmail.State.SENDING, claimed_until__lt=now)
+    )
+    ids = list(due.values_list("pk", flat=True))
+    for email_id in ids:
+        enqueue_alert_email(email_id)
+    return len(ids)
+
+
+def alerts_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Escalate what is due and queue unsent emails; return the counts."""
+    return {
+        "escalated": alerts_escalate_due(now=now),
+        "emails": alert_emails_requeue(now=now),
+    }

@@ -1,0 +1,59 @@
+"""Template tags other apps' pages load by name: the leads' banner, acknowledgement times."""
+
+from datetime import UTC, datetime, timedelta
+
+from django import template
+from django.db import DatabaseError
+from django.utils import timezone
+
+from portal.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
+from safeguarding.selectors import acknowledgement_times, leads_banner
+
+register = template.Library()
+
+
+@register.inclusion_tag("safeguarding/includes/banner.html", takes_context=True)
+def safeguarding_banner(context) -> dict:
+    """Tell a safeguarding lead what waits for them; tell any staff when assessments are shut."""
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    if user is None or not is_staff_member(user):
+        return {"shown": False}
+    try:
+        banner = leads_banner() if is_safeguarding_lead(user) else None
+        closed = not safeguarding_ready()
+    except DatabaseError:
+        # An error page rendered while the database is down must still render.
+        return {"shown": False}
+    return {
+        "shown": closed or (banner is not None and banner.shown),
+        "banner": banner,
+        "closed": closed,
+        "staff_can": context.get("staff_can"),
+    }
+
+
+@register.inclusion_tag("safeguarding/includes/acknowledgement_times.html")
+def acknowledgement_times_of(start: datetime | None, end: datetime | None) -> dict:
+    """Show how long the alerts raised in [start, end) took to be acknowledged."""
+    now = timezone.now()
+    since = start or datetime.min.replace(tzinfo=UTC)
+    until = end or now + timedelta(seconds=1)
+    return {"times": acknowledgement_times(since=since, until=until, now=now)}
+
+
+@register.filter
+def duration_words(value: timedelta | None) -> str:
+    """Say a duration in the largest sensible units: "4 min", "2 h 5 min", "3 days 2 h"."""
+    if value is None:
+        return "–"
+    minutes = int(value.total_seconds() // 60)
+    if minutes < 1:
+        return "under 1 min"
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days} day{'s' if days != 1 else ''} {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min"

@@ -1,0 +1,65 @@
+"""The safeguarding leads' alert pages, and a learner's "I want to talk to someone"."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from learners.models import Level
+from portal.access import learner_required, safeguarding_required
+from portal.addresses import client_address
+from portal.models import PartnerSettings
+from safeguarding.models import Alert
+from safeguarding.selectors import alerts_for_list
+from safeguarding.services import alert_acknowledge, alert_raise_for_request
+
+
+@safeguarding_required
+def alert_list(request: HttpRequest) -> HttpResponse:
+    """List the alerts: those waiting for acknowledgement, or every one."""
+    show = "all" if request.GET.get("show") == "all" else "waiting"
+    alerts = alerts_for_list(show=show)[:200]
+    return render(request, "safeguarding/alert_list.html", {"alerts": alerts, "show": show})
+
+
+@safeguarding_required
+def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show one alert: what raised it, for whom, its emails, and the acknowledge button."""
+    alert = get_object_or_404(
+        Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient"), pk=pk
+    )
+    return render(request, "safeguarding/alert_detail.html", {"alert": alert})
+
+
+@safeguarding_required
+@require_POST
+def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Acknowledge an alert: a named lead has taken it on (audited)."""
+    alert = get_object_or_404(Alert, pk=pk)
+    if alert_acknowledge(alert=alert, by=request.user, address=client_address(request)):
+        messages.success(request, _("Alert acknowledged. Thank you."))
+    else:
+        messages.info(
+            request,
+            _("%(name)s had already acknowledged this alert.")
+            % {"name": alert.acknowledged_by_username},
+        )
+    return redirect("safeguarding:alert", pk=alert.pk)
+
+
+@learner_required
+def talk(request: HttpRequest) -> HttpResponse:
+    """Let a learner ask to talk to someone; say plainly what happens next, and when."""
+    partner = PartnerSettings.current()
+    context = {
+        "partner": partner,
+        "helplines": [line.strip() for line in partner.helplines.splitlines() if line.strip()],
+        "primary": request.learner.level == Level.PRIMARY,
+    }
+    if request.method == "POST":
+        _alert, new = alert_raise_for_request(
+            learner=request.learner, address=client_address(request)
+        )
+        return render(request, "safeguarding/talk_sent.html", {**context, "already": not new})
+    return render(request, "safeguarding/talk.html", context)

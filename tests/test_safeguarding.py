@@ -1,0 +1,463 @@
+"""Safeguarding alerts: raised fail-safe, emailed once, acknowledged, escalated."""
+
+import threading
+from datetime import date, datetime, time, timedelta
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.db import connections
+from django.test import Client
+from django.utils import timezone
+
+from accounts.staff import staff_add, staff_change
+from assessments import delivery
+from assessments.concern import value_key
+from assessments.models import AssessmentAttempt
+from audit.models import AuditEvent
+from followups.models import FollowUp
+from learners.models import Learner
+from portal.models import PartnerSettings, StaffRole
+from safeguarding.hours import school_deadline
+from safeguarding.mail import alert_email_send
+from safeguarding.models import Alert, AlertEmail
+from safeguarding.services import alert_acknowledge, alerts_escalate_due, alerts_sweep
+from tests.factories import DSL_ON_DUTY_EMAIL, PASSWORD, make_staff
+from tests.journeys import register_pupil
+from tests.safeguarding_support import finish_with_labels
+
+Action = AuditEvent.Action
+
+
+@pytest.fixture
+def pupil(upstream, staff):
+    return register_pupil(staff)
+
+
+def deputy(username="dee.deputy", email="dee.deputy@school.example"):
+    user = make_staff(username, role=StaffRole.DEPUTY_DSL)
+    user.email = email
+    user.save(update_fields=["email"])
+    return user
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+# --- which values raise an alert --------------------------------------------------------
+
+
+def test_values_match_ignoring_case_spaces_and_every_kind_of_dash():
+    assert value_key("Yes - priority") == value_key("YES–Priority") == value_key(" yes — priority ")
+    assert value_key("Yes – urgent") != value_key("Yes - priority")
+
+
+@pytest.mark.django_db
+def test_a_priority_needs_help_value_alerts_the_leads_and_marks_the_follow_up(pupil, upstream):
+    attempt = finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+
+    alert = Alert.objects.get(attempt=attempt)
+    assert alert.reason == Alert.Reason.PRIORITY
+    follow_up = FollowUp.objects.get(attempt=attempt)
+    assert follow_up.priority and alert.follow_up == follow_up
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == [DSL_ON_DUTY_EMAIL]
+
+
+@pytest.mark.django_db
+def test_an_unlisted_value_with_an_en_dash_alerts_as_unrecognised(pupil, upstream, staff):
+    attempt = finish_with_labels(upstream, pupil, needs_help="Yes – urgent")
+
+    alert = Alert.objects.get(attempt=attempt)
+    assert alert.reason == Alert.Reason.UNRECOGNISED
+    assert {"field": "needs_help", "value": "Yes – urgent", "reason": "unrecognised"} in (
+        alert.values
+    )
+    page = signed_in(staff).get(f"/safeguarding/alerts/{alert.pk}/").content.decode()
+    assert "unrecognised value: review" in page and "Yes – urgent" in page
+    assert len(mail.outbox) == 1
+
+
+@pytest.mark.django_db
+def test_a_high_risk_level_alerts_even_when_no_area_needs_help(pupil, upstream):
+    attempt = finish_with_labels(upstream, pupil, needs_help="no", risk_level="HIGH")
+
+    assert Alert.objects.get(attempt=attempt).reason == Alert.Reason.PRIORITY
+    assert FollowUp.objects.get(attempt=attempt).priority
+
+
+@pytest.mark.django_db
+def test_routine_values_open_an_ordinary_follow_up_and_alert_nobody(pupil, upstream):
+    attempt = finish_with_labels(upstream, pupil, needs_help="Yes", risk_level="moderate")
+
+    assert not Alert.objects.exists()
+    assert mail.outbox == []
+    assert not FollowUp.objects.get(attempt=attempt).priority
+
+
+@pytest.mark.django_db
+def test_the_partner_decides_what_is_routine(pupil, upstream):
+    settings_row = PartnerSettings.current()
+    settings_row.needs_help_routine = "No\nYes\nYes - urgent"
+    settings_row.save()
+
+    finish_with_labels(upstream, pupil, needs_help="YES – Urgent")
+
+    assert not Alert.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_adults_results_alert_unless_the_partner_says_otherwise(upstream, staff):
+    adult = register_pupil(staff, "ada.adult")
+    Learner.objects.filter(pk=adult.pk).update(dob=date(2000, 1, 1))
+    adult.refresh_from_db()
+    settings_row = PartnerSettings.current()
+    settings_row.adults_without_alerts = True
+    settings_row.save()
+
+    attempt = finish_with_labels(upstream, adult, needs_help="Yes - priority")
+
+    assert not Alert.objects.filter(attempt=attempt).exists()
+    settings_row.adults_without_alerts = False
+    settings_row.save()
+    child = register_pupil(staff, "cai.child")
+    assert Alert.objects.filter(
+        attempt=finish_with_labels(upstream, child, needs_help="Yes - priority")
+    ).exists()
+
+
+# --- exactly one email -------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_priority_result_delivered_again_sends_no_second_email(pupil, upstream):
+    attempt = finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    results = delivery.get_client().results(pupil.upstream_user_id, attempt.assessment_id)
+
+    # A retried delivery and the backfill both meet the stored result.
+    delivery._store_results(AssessmentAttempt.objects.get(pk=attempt.pk), results)
+    delivery.attempt_fetch_results(attempt=AssessmentAttempt.objects.get(pk=attempt.pk))
+    alerts_sweep()
+
+    assert Alert.objects.count() == 1 and FollowUp.objects.count() == 1
+    assert AlertEmail.objects.get().state == AlertEmail.State.SENT
+    assert len(mail.outbox) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racing_workers_store_a_priority_result_once_and_send_one_email(staff, upstream):
+    pupil = register_pupil(staff)
+    upstream.state.faults.add("results", "error", status=404, times=1)
+    attempt = finish_submitted(upstream, pupil)
+    upstream.state.faults.add("results", "relabel", needs_help="Yes - priority")
+
+    def fetch():
+        try:
+            fresh = AssessmentAttempt.objects.select_related("learner").get(pk=attempt.pk)
+            return delivery.attempt_fetch_results(attempt=fresh)
+        finally:
+            connections.close_all()
+
+    outcomes = run_together(4, fetch)
+
+    assert all(outcome is not None for outcome in outcomes), outcomes
+    assert Alert.objects.count() == 1
+    assert FollowUp.objects.filter(priority=True).count() == 1
+    assert len(mail.outbox) == 1
+
+
+def finish_submitted(upstream, pupil):
+    from tests.journeys import attempt_url, ready_to_send
+
+    client = Client()
+    attempt = ready_to_send(client, pupil)
+    client.post(attempt_url(attempt, "submit/"))
+    attempt.refresh_from_db()
+    assert attempt.state == AssessmentAttempt.State.SUBMITTED
+    upstream.state.faults.clear()
+    return attempt
+
+
+def run_together(count, work):
+    outcomes = [None] * count
+    start = threading.Barrier(count)
+
+    def run(index):
+        start.wait(timeout=30)
+        try:
+            outcomes[index] = work()
+        except Exception as error:  # noqa: BLE001 - the test reports what each thread met
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_senders_of_one_email_send_it_once(staff):
+    teacher = make_staff("tom.teacher", role=StaffRole.TEACHER)
+    teacher.email = "tom@school.example"
+    teacher.save()
+    alert = make_test_alert_for(teacher)
+    email = alert.emails.get()
+    AlertEmail.objects.filter(pk=email.pk).update(state=AlertEmail.State.WAITING, sent_at=None)
+    mail.outbox.clear()
+
+    def send():
+        try:
+            return alert_email_send(email_id=email.pk)
+        finally:
+            connections.close_all()
+
+    outcomes = run_together(4, send)
+
+    assert len(mail.outbox) == 1, outcomes
+    assert AlertEmail.objects.get(pk=email.pk).tries == 2  # the first send, then this one
+
+
+def make_test_alert_for(user):
+    staff_change(
+        user=user,
+        role=StaffRole.DSL,
+        groups=[],
+        email=user.email,
+        is_active=True,
+        changed_by=None,
+        address=None,
+    )
+    return Alert.objects.get(kind=Alert.Kind.TEST, test_recipient=user)
+
+
+# --- the email says almost nothing -------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_email_names_no_one_and_links_to_a_page_that_needs_signing_in(pupil, upstream):
+    Learner.objects.filter(pk=pupil.pk).update(first_name="Zebedee", last_name="Quill")
+    attempt = finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    alert = Alert.objects.get(attempt=attempt)
+
+    message = mail.outbox[0]
+    text = message.subject + message.body
+    for private in ["Zebedee", "Quill", "pia.pupil", "priority", "Sleep", "Stress", "Moderate"]:
+        assert private.lower() not in text.lower(), private
+    link = f"http://127.0.0.1:8000/safeguarding/alerts/{alert.pk}/"
+    assert link in message.body
+    assert Client().get(link.removeprefix("http://127.0.0.1:8000")).status_code == 302
+
+
+@pytest.mark.django_db
+def test_alerts_never_go_to_admins_by_default(pupil, upstream):
+    admin = make_staff("ann.admin", role=StaffRole.ADMIN)
+    admin.email = "ann.admin@school.example"
+    admin.save()
+    deputy()
+
+    finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+
+    (message,) = mail.outbox
+    assert sorted(message.to) == sorted([DSL_ON_DUTY_EMAIL, "dee.deputy@school.example"])
+
+
+# --- acknowledging and escalating --------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_lead_acknowledges_an_alert_audited_with_who_and_when(pupil, upstream, staff):
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    client = signed_in(staff)
+    assert "waiting for acknowledgement" in client.get("/learners/").content.decode()
+
+    response = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", follow=True)
+
+    alert.refresh_from_db()
+    assert alert.acknowledged_by == staff and alert.acknowledged_at is not None
+    event = AuditEvent.objects.get(action=Action.ALERT_ACKNOWLEDGED)
+    assert event.actor == staff and event.detail["alert"] == alert.pk
+    assert "waiting for acknowledgement" not in response.content.decode()
+    again = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", follow=True)
+    assert "had already acknowledged" in again.content.decode()
+
+
+@pytest.mark.django_db
+def test_only_safeguarding_leads_see_and_acknowledge_alerts(pupil, upstream):
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    for role in [StaffRole.ADMIN, StaffRole.TEACHER, StaffRole.HEAD_OF_YEAR]:
+        client = signed_in(make_staff(f"x.{role}", role=role))
+        assert client.get("/safeguarding/").status_code == 404
+        assert client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/").status_code == 404
+    assert signed_in(pupil.user).get(f"/safeguarding/alerts/{alert.pk}/").status_code == 404
+    alert.refresh_from_db()
+    assert alert.acknowledged_at is None
+
+
+@pytest.mark.django_db
+def test_an_unacknowledged_alert_escalates_to_the_deputies_after_the_set_time(
+    pupil, upstream, staff
+):
+    deputy()
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    mail.outbox.clear()
+
+    assert alerts_escalate_due(now=alert.escalate_at - timedelta(seconds=1)) == 0
+    assert alerts_escalate_due(now=alert.escalate_at + timedelta(seconds=1)) == 1
+    assert alerts_escalate_due(now=alert.escalate_at + timedelta(minutes=5)) == 0
+
+    alert.refresh_from_db()
+    assert alert.escalated_at is not None
+    (message,) = mail.outbox
+    assert "dee.deputy@school.example" in message.to
+    assert "not yet acknowledged" in message.subject
+    assert AuditEvent.objects.filter(action=Action.ALERT_ESCALATED).count() == 1
+    page = signed_in(staff).get("/learners/").content.decode()
+    assert "1 is overdue" in page
+    alert_acknowledge(alert=alert, by=staff, address=None)
+    assert "overdue" not in signed_in(staff).get("/learners/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_sweep_command_escalates_with_the_clock_moved(pupil, upstream, monkeypatch):
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    later = alert.escalate_at + timedelta(minutes=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+
+    call_command("sweep_alerts")
+
+    alert.refresh_from_db()
+    assert alert.escalated_at == later
+
+
+def local(text):
+    return timezone.make_aware(datetime.fromisoformat(text))
+
+
+def test_escalation_counts_school_hours_only():
+    opens, closes = time(8, 30), time(16)
+    # Wednesday 25 November 2026.
+    assert school_deadline(local("2026-11-25 10:00"), 30, opens=opens, closes=closes) == local(
+        "2026-11-25 10:30"
+    )
+    assert school_deadline(local("2026-11-25 15:50"), 30, opens=opens, closes=closes) == local(
+        "2026-11-26 08:50"
+    )
+    assert school_deadline(local("2026-11-27 15:50"), 30, opens=opens, closes=closes) == local(
+        "2026-11-30 08:50"
+    )
+    assert school_deadline(local("2026-11-28 12:00"), 30, opens=opens, closes=closes) == local(
+        "2026-11-30 09:00"
+    )
+
+
+# --- a failed send shows -----------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_failed_send_shows_in_every_leads_banner_and_is_tried_again(
+    pupil, upstream, staff, settings
+):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 9, 2
+    finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+
+    email = AlertEmail.objects.get()
+    assert email.state == AlertEmail.State.WAITING and email.sent_at is None
+    assert email.last_error and email.next_try_at is not None
+    page = signed_in(staff).get("/dashboard/").content.decode()
+    assert "1 alert email could not be sent" in page
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    AlertEmail.objects.update(next_try_at=timezone.now() - timedelta(seconds=1))
+    alerts_sweep()
+
+    assert AlertEmail.objects.get().state == AlertEmail.State.SENT
+    assert len(mail.outbox) == 1
+    assert "could not be sent" not in signed_in(staff).get("/dashboard/").content.decode()
+
+
+# --- a new lead gets a test alert --------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_granting_the_role_sends_a_test_alert_every_lead_sees_until_acknowledged(staff):
+    new_lead = staff_add(
+        username="nia.new",
+        email="nia.new@school.example",
+        role=StaffRole.DSL,
+        password=PASSWORD,
+        added_by=None,
+        address=None,
+    )
+
+    (message,) = mail.outbox
+    assert message.to == ["nia.new@school.example"] and "Test" in message.subject
+    alert = Alert.objects.get(kind=Alert.Kind.TEST)
+    for lead in [staff, new_lead]:
+        assert "A test alert is waiting" in signed_in(lead).get("/learners/").content.decode()
+    signed_in(staff).post(f"/safeguarding/alerts/{alert.pk}/acknowledge/")
+    assert "A test alert is waiting" not in signed_in(new_lead).get("/learners/").content.decode()
+
+
+@pytest.mark.django_db
+def test_changing_a_teacher_into_a_deputy_sends_a_test_alert_once():
+    teacher = make_staff("tom.teacher", role=StaffRole.TEACHER)
+    teacher.email = "tom@school.example"
+    teacher.save()
+
+    for _ in range(2):
+        staff_change(
+            user=teacher,
+            role=StaffRole.DEPUTY_DSL,
+            groups=[],
+            email=teacher.email,
+            is_active=True,
+            changed_by=None,
+            address=None,
+        )
+
+    assert Alert.objects.filter(kind=Alert.Kind.TEST, test_recipient=teacher).count() == 1
+
+
+# --- the dashboard shows how long acknowledging took -------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_dashboard_shows_median_and_worst_time_to_acknowledge_for_a_period(staff):
+    now = timezone.now()
+    for minutes in [4, 10, 90]:
+        Alert.objects.create(
+            kind=Alert.Kind.ASKED,
+            reason=Alert.Reason.ASKED,
+            raised_at=now - timedelta(days=1),
+            escalate_at=now,
+            acknowledged_at=now - timedelta(days=1) + timedelta(minutes=minutes),
+        )
+    Alert.objects.create(
+        kind=Alert.Kind.ASKED,
+        reason=Alert.Reason.ASKED,
+        raised_at=now - timedelta(days=400),
+        escalate_at=now,
+        acknowledged_at=now - timedelta(days=399),
+    )
+
+    yesterday = timezone.localdate() - timedelta(days=1)
+    page = signed_in(staff).get(f"/dashboard/?from={yesterday}").content.decode()
+
+    assert "Median time to acknowledge" in page and "10 min" in page
+    assert "1 h 30 min" in page and "1 day" not in page
+    everything = signed_in(staff).get("/dashboard/").content.decode()
+    assert "1 day 0 h" in everything
