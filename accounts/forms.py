@@ -110,6 +110,19 @@ class StaffChangeForm(StaffAccountForm):
         return cls(data, initial=initial)
 
 
+# Fields a POST may leave out without changing them (scripts post only what they change).
+KEPT_WHEN_LEFT_OUT = (
+    "card_window_max_minutes",
+    "needs_help_priority",
+    "needs_help_routine",
+    "risk_levels_priority",
+    "risk_levels_routine",
+    "alert_escalate_minutes",
+    "school_day_starts",
+    "school_day_ends",
+)
+
+
 class PartnerSettingsForm(forms.ModelForm):
     """Who sees results (besides pastoral staff and safeguarding leads); how cards work."""
 
@@ -118,11 +131,27 @@ class PartnerSettingsForm(forms.ModelForm):
         fields = [
             "teachers_see_results",
             "admins_see_results",
+            "needs_help_priority",
+            "needs_help_routine",
+            "risk_levels_priority",
+            "risk_levels_routine",
+            "alert_escalate_minutes",
+            "school_day_starts",
+            "school_day_ends",
+            "adults_without_alerts",
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
         ]
-        widgets = {"card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})}
+        widgets = {
+            "card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+            "needs_help_priority": forms.Textarea(attrs={"rows": 3}),
+            "needs_help_routine": forms.Textarea(attrs={"rows": 3}),
+            "risk_levels_priority": forms.Textarea(attrs={"rows": 3}),
+            "risk_levels_routine": forms.Textarea(attrs={"rows": 3}),
+            "school_day_starts": forms.TimeInput(format="%H:%M"),
+            "school_day_ends": forms.TimeInput(format="%H:%M"),
+        }
         help_texts = {
             "teachers_see_results": gettext_lazy(
                 "Off: teachers see who has started and finished, not what a learner answered "
@@ -135,6 +164,22 @@ class PartnerSettingsForm(forms.ModelForm):
                 "On: primary pupils cannot use a password, only their card, while their teacher "
                 "has opened sign-in for the class. Off: both work."
             ),
+            "risk_levels_priority": gettext_lazy(
+                "One per line. A result with one of these alerts the safeguarding leads."
+            ),
+            "risk_levels_routine": gettext_lazy(
+                "One per line. A risk level in neither list alerts too, as an unrecognised "
+                "value to review."
+            ),
+            "alert_escalate_minutes": gettext_lazy(
+                "Counted in school hours only (5 to 480). Then the deputies are emailed and "
+                "every lead's pages show the alert as overdue."
+            ),
+            "school_day_starts": gettext_lazy("Monday to Friday, as 08:30."),
+            "school_day_ends": gettext_lazy("As 16:00."),
+            "adults_without_alerts": gettext_lazy(
+                "Off: every learner's results can raise an alert, adults' too."
+            ),
             "card_window_max_minutes": gettext_lazy(
                 "A teacher opens card sign-in for a lesson; it closes by itself after this "
                 "long at most (5 to 480)."
@@ -143,9 +188,18 @@ class PartnerSettingsForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Left empty, it stays as it was (a script may post only the field it changes).
-        self.fields["card_window_max_minutes"].required = False
+        # Left out, these stay as they were (a script may post only the field it changes;
+        # an empty list of priority values must be typed as a blank line, not left out).
+        for name in KEPT_WHEN_LEFT_OUT:
+            self.fields[name].required = False
 
-    def clean_card_window_max_minutes(self) -> int:
-        minutes = self.cleaned_data.get("card_window_max_minutes")
-        return self.instance.card_window_max_minutes if minutes is None else minutes
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        for name in KEPT_WHEN_LEFT_OUT:
+            left_out = name not in self.data or cleaned.get(name) is None
+            if name in cleaned and left_out:
+                cleaned[name] = getattr(self.instance, name)
+        starts, ends = cleaned.get("school_day_starts"), cleaned.get("school_day_ends")
+        if starts and ends and ends <= starts:
+            self.add_error("school_day_ends", _("The school day must end after it starts."))
+        return cleaned

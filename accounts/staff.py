@@ -1,6 +1,7 @@
 """Staff accounts: adding them, changing their role and groups, and the partner's settings."""
 
 from collections.abc import Iterable
+from datetime import time
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -19,6 +20,11 @@ Action = AuditEvent.Action
 
 class StaffAccountRefused(Exception):
     """A change that would break an account or lock the partner out, said in words."""
+
+
+def _as_json(value: object) -> object:
+    """Return a settings value as the audit trail's JSON can hold it."""
+    return value.isoformat(timespec="minutes") if isinstance(value, time) else value
 
 
 @sensitive_variables("password")
@@ -172,5 +178,11 @@ def partner_settings_update(
         for field, value in changes.items():
             setattr(current, field, value)
         current.save()
-        audit_record(actor=changed_by, address=address, action=Action.SETTINGS_CHANGED, **changes)
+        audit_record(
+            actor=changed_by,
+            address=address,
+            action=Action.SETTINGS_CHANGED,
+            # Times of day (the school day) as text: the trail holds JSON.
+            **{field: _as_json(value) for field, value in changes.items()},
+        )
     return list(changes)

@@ -461,3 +461,30 @@ def test_the_dashboard_shows_median_and_worst_time_to_acknowledge_for_a_period(s
     assert "1 h 30 min" in page and "1 day" not in page
     everything = signed_in(staff).get("/dashboard/").content.decode()
     assert "1 day 0 h" in everything
+
+
+@pytest.mark.django_db
+def test_an_admin_sets_the_lists_and_school_day_on_the_settings_page():
+    admin = make_staff("ann.admin", role=StaffRole.ADMIN)
+    client = signed_in(admin)
+
+    response = client.post(
+        "/settings/",
+        {
+            "needs_help_priority": "Yes - priority\nUrgent",
+            "alert_escalate_minutes": "45",
+            "school_day_starts": "08:45",
+            "school_day_ends": "15:30",
+        },
+    )
+
+    assert response.status_code == 302
+    saved = PartnerSettings.current()
+    assert saved.needs_help_priority == "Yes - priority\nUrgent"
+    assert saved.alert_escalate_minutes == 45
+    assert saved.school_day_starts == time(8, 45) and saved.school_day_ends == time(15, 30)
+    assert saved.risk_levels_priority == "High"  # left out: unchanged
+    event = AuditEvent.objects.get(action=Action.SETTINGS_CHANGED)
+    assert event.detail["school_day_starts"] == "08:45"
+    refused = client.post("/settings/", {"school_day_starts": "16:00", "school_day_ends": "09:00"})
+    assert "The school day must end after it starts." in refused.content.decode()

@@ -14,9 +14,10 @@ from dashboard.models import CohortResult
 from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level, SchoolGroup
-from portal.access import STAFF_GROUP, staff_role
+from portal.access import STAFF_GROUP, safeguarding_ready, staff_role
 from portal.models import StaffRole
 from portal.partner_api import get_client
+from safeguarding.models import Alert
 from tests.factories import make_learner, make_staff
 
 State = AssessmentAttempt.State
@@ -69,6 +70,19 @@ def test_the_demo_accounts_are_a_safeguarding_lead_and_an_admin(db, tmp_path, mo
 
     assert staff_role(User.objects.get(username=demo_staff.DEMO_USERNAME)) == StaffRole.DSL
     assert staff_role(User.objects.get(username=demo_staff.DEMO_ADMIN_USERNAME)) == "admin"
+
+
+@pytest.mark.no_dsl
+def test_the_demo_lead_has_an_email_and_an_acknowledged_test_alert(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(demo_staff, "PASSWORD_FILE", tmp_path / "password")
+
+    for _run in range(2):
+        call_command("demo_staff", stdout=io.StringIO())
+
+    lead = User.objects.get(username=demo_staff.DEMO_USERNAME)
+    assert lead.email and safeguarding_ready()
+    test = Alert.objects.get(kind=Alert.Kind.TEST, test_recipient=lead)
+    assert test.acknowledged_by == lead
 
 
 def test_most_learners_completed_an_assessment_some_are_in_progress_some_twice(seeded):

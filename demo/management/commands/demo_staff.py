@@ -11,9 +11,14 @@ from django.core.management.base import BaseCommand
 
 from portal.access import STAFF_GROUP
 from portal.models import StaffProfile, StaffRole
+from safeguarding.models import Alert
+from safeguarding.services import alert_acknowledge, alert_raise_test
 
 DEMO_USERNAME = "demo-staff"  # the safeguarding lead: every learner, result and follow-up
 DEMO_ADMIN_USERNAME = "demo-admin"  # the partner admin: accounts, groups and settings
+# Assessments start only once a DSL with an email address exists; under `make run` alert
+# emails are printed by the delivery worker, so this address receives nothing real.
+DEMO_DSL_EMAIL = "demo-staff@dsl.example"
 # The generated password is kept beside the development database (and ignored by git) so
 # that every `make run` prints the same one and open browsers stay signed in.
 PASSWORD_FILE = Path(settings.BASE_DIR) / ".demo-staff-password"
@@ -38,6 +43,7 @@ class Command(BaseCommand):
             (DEMO_ADMIN_USERNAME, StaffRole.ADMIN),
         ):
             _demo_account(username, role, password)
+        _demo_lead_checked(get_user_model().objects.get(username=DEMO_USERNAME))
         self.stdout.write(
             "\n  Demo staff accounts (for this development portal only):\n"
             f"    {DEMO_USERNAME} (safeguarding lead: every result and follow-up)\n"
@@ -56,6 +62,18 @@ def _demo_account(username: str, role: str, password: str) -> None:
     user.save()
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     StaffProfile.objects.update_or_create(user=user, defaults={"role": role})
+
+
+def _demo_lead_checked(lead) -> None:
+    """Give the demo DSL an email address and an acknowledged test alert, as a school would."""
+    if lead.email != DEMO_DSL_EMAIL:
+        lead.email = DEMO_DSL_EMAIL
+        lead.save(update_fields=["email"])
+    test = Alert.objects.filter(kind=Alert.Kind.TEST, test_recipient=lead).first()
+    if test is None:
+        test = alert_raise_test(lead=lead)
+    if test.acknowledged_at is None:
+        alert_acknowledge(alert=test, by=lead, address=None)
 
 
 def _saved_password() -> str | None:
