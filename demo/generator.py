@@ -218,7 +218,7 @@ def generate_cohort(
         FollowUp, FollowUpArea, *_ = follow_ups
         writers[FollowUp] = _TableWriter(
             FollowUp, ["id", "learner_id", "attempt_id", "risk_level", "risk_rank", "status",
-                       "due_date", "created_at", "updated_at"])  # fmt: skip
+                       "due_date", "created_at", "updated_at", "priority", "source"])  # fmt: skip
         writers[FollowUpArea] = _TableWriter(FollowUpArea, ["id", "follow_up_id", "name"])
 
     totals = dict.fromkeys(writers, 0)
@@ -350,13 +350,17 @@ def _attempt_rows(
     for position, area in enumerate(FOCUS_AREAS):
         needs_help = "yes" if area in flagged else "no"
         rows[FocusArea].append((ids.take(FocusArea), result_id, area, needs_help, 4, position))
-    if follow_ups and flagged:
+    # A HIGH risk level is on the default priority list: an item opens even with no area
+    # flagged, and sorts first (the generator raises no alerts: it never sends email).
+    priority = risk == "HIGH"
+    if follow_ups and (flagged or priority):
         FollowUp, FollowUpArea, risk_rank, followup_due_date, statuses = follow_ups
         follow_up_id = ids.take(FollowUp)
         due_date: date = followup_due_date(opened_at=completed_at)
         status = _followup_status(rng, statuses, age=now - completed_at)
         rows[FollowUp].append((follow_up_id, learner_id, attempt_id, risk, risk_rank(risk),
-                               status, due_date, completed_at, completed_at))  # fmt: skip
+                               status, due_date, completed_at, completed_at, priority,
+                               "result"))  # fmt: skip
         for area in FOCUS_AREAS:
             if area in flagged:
                 rows[FollowUpArea].append((ids.take(FollowUpArea), follow_up_id, area))

@@ -78,3 +78,12 @@ def acknowledgement_times(
         waiting=len(waits),
         longest_waiting=max(waits) if waits else None,
     )
+
+
+def unsent_alert_emails() -> list[AlertEmail]:
+    """Return the alert emails that failed at least once and are not sent, oldest first."""
+    return list(
+        AlertEmail.objects.filter(sent_at__isnull=True)
+        .filter(Q(state=AlertEmail.State.FAILED) | ~Q(last_error=""))
+        .order_by("created_at", "pk")[:50]
+    )

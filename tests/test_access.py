@@ -23,6 +23,7 @@ from lessons.services import learner_card_print
 from portal.access import STAFF_GROUP
 from portal.models import SignInLock, StaffRole
 from portal.partner_api import Answer, Question
+from safeguarding.models import Alert
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
 
@@ -125,6 +126,8 @@ FOLLOW_UP = staff_row(head_of_year=OK, dsl=OK)
 # One class: its staff, and the whole-school roles (a head of year leads the year group).
 CLASS_PAGE = staff_row(admin=OK, teacher=OK, dsl=OK)
 LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, *[NOT_FOUND] * 7)
+# Safeguarding alerts: the DSLs (and deputies, not in the matrix).
+SAFEGUARDING_PAGE = staff_row(dsl=OK)
 LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
@@ -169,6 +172,15 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},
     # A POST without the confirmation button only shows the confirmation page again.
     "privacy:erase": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    # Safeguarding alerts: the DSLs and deputies only (never admins). A learner asks for help
+    # from any of their pages.
+    "safeguarding:alerts": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    "safeguarding:alert": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    "safeguarding:acknowledge": {
+        "GET": staff_row(dsl=NOT_ALLOWED),
+        "POST": staff_row(dsl="-> /safeguarding/alerts/<alert>/"),
+    },
+    "safeguarding:talk": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:my_assessments": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:start": {"GET": POST_ONLY_BY_GET, "POST": LEARNERS_ONLY},
     "assessments:take": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
@@ -408,6 +420,17 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
 
 def object_pk(name: str, owner: Learner) -> int:
     """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
+    if name.startswith("safeguarding:"):
+        # An alert about the owner: they asked to talk to someone.
+        return Alert.objects.get_or_create(
+            learner=owner,
+            kind=Alert.Kind.ASKED,
+            defaults={
+                "reason": Alert.Reason.ASKED,
+                "raised_at": timezone.now(),
+                "escalate_at": timezone.now() + timedelta(minutes=30),
+            },
+        )[0].pk
     if name.startswith("lessons:learner_card"):
         # A learner's card shows their class: back in it if an admin's POST took them out.
         group = (
@@ -434,7 +457,7 @@ def object_pk(name: str, owner: Learner) -> int:
         # Staff accounts belong to the partner: every role tries the same one.
         return User.objects.get(username="tara.teacher").pk
     if name.startswith("followups:"):
-        return FollowUp.objects.get(learner=owner).pk
+        return FollowUp.objects.get(learner=owner, source=FollowUp.Source.RESULT).pk
     if name.startswith("accounts:sign_in_lock"):
         # A sign-in lock on the owner's account, as the throttle records one.
         return SignInLock.objects.get_or_create(
@@ -503,6 +526,7 @@ def describe(response, path: str) -> str:
         # Import jobs get new ids in each test: the table names the job page by its role.
         location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
         location = re.sub(r"^/learners/\d+/card/$", "/learners/<learner>/card/", location)
+        location = re.sub(r"^/safeguarding/alerts/\d+/$", "/safeguarding/alerts/<alert>/", location)
         return "-> " + re.sub(r"^/classes/\d+/", "/classes/<class>/", location)
     if response.status_code == 500 and getattr(response, "exc_info", None):
         error = response.exc_info[1]

@@ -310,9 +310,11 @@ def test_the_dashboard_runs_the_same_queries_whatever_the_data_size(
     staff_client, django_assert_num_queries, query
 ):
     # Three for every staff page (session, user with learner and staff role, the upstream
-    # banner); then learners registered, attempts under way or waiting, risk levels and
-    # focus areas.
-    expected = 7
+    # banner), one more (whether a DSL can be emailed, so assessments are open) and, for a
+    # safeguarding lead, two for their banner (alerts waiting, emails not sent); then learners
+    # registered, attempts under way or waiting, risk levels, focus areas and the lead's time
+    # to acknowledge alerts.
+    expected = 11
     staff_client.get("/dashboard/")  # the session's activity time is saved now, not below
     _grow_cohort(2)
     with django_assert_num_queries(expected):

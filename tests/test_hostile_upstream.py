@@ -26,6 +26,7 @@ from assessments.models import (
     fit,
 )
 from portal.icons import KNOWN_ICONS
+from tests.factories import make_dsl_on_duty
 from tests.hostile import HOSTILE, assert_no_active_content
 
 DATA = Path(__file__).parent / "data" / "hostile"
@@ -1378,6 +1379,9 @@ def single_value_run(django_db_setup, django_db_blocker) -> SingleValueRun:
         base_url = settings.PARTNER_API_BASE_URL.strip().rstrip("/")
         if not base_url.endswith(API_PREFIX):
             base_url += API_PREFIX
+        # Assessments start only once a DSL can be emailed (tests/conftest.py makes one for
+        # every other test; this run sets up its own database).
+        make_dsl_on_duty()
         _take_every_assessment(run, base_url)
         transaction.set_rollback(True)
     run.inert_problems = [problem for problem in run.inert_problems if problem]

@@ -18,6 +18,8 @@ from learners.models import Learner
 # The last migration of learners while it held bulk registration; imports did not exist.
 LEARNERS_BEFORE_THE_MOVE = ("learners", "0006_learner_dashboard_count_index")
 OLD_TASK = "learners.tasks.run_import_job"
+# Learners and the apps made after the move that depend on its later migrations.
+LATER_APPS = ("learners", "imports", "lessons", "safeguarding")
 
 
 def migrate_to_latest() -> None:
@@ -36,10 +38,10 @@ def old_database(transactional_db):
     old_layout = [
         node
         for node in executor.loader.graph.leaf_nodes()
-        if node[0] not in ("learners", "imports", "lessons")
+        if node[0] not in LATER_APPS
     ] + [LEARNERS_BEFORE_THE_MOVE]
     # Apps made after the move (lessons needs groups) are not there yet either.
-    executor.migrate([*old_layout, ("imports", None), ("lessons", None)])
+    executor.migrate([*old_layout, *((app, None) for app in LATER_APPS if app != "learners")])
     yield MigrationExecutor(connection).loader.project_state(old_layout).apps
     migrate_to_latest()
 

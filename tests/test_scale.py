@@ -21,6 +21,9 @@ from sandbox.scoring import RISK_LEVELS
 
 State = AssessmentAttempt.State
 
+# The generator's tests compare every account and hash: no safeguarding lead added to them.
+pytestmark = pytest.mark.no_dsl
+
 
 def generate(learners: int = 60, attempts: int = 180, seed: int = 7) -> dict:
     return generate_cohort(learners, attempts, seed, io.StringIO(), batch=25)

@@ -10,7 +10,6 @@ class Migration(migrations.Migration):
     dependencies = [
         ('assessments', '0004_attempt_unfinished_index'),
         ('followups', '0003_open_item_indexes'),
-        ('learners', '0010_group_contact'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from portal.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
-from safeguarding.selectors import acknowledgement_times, leads_banner
+from safeguarding.selectors import acknowledgement_times, leads_banner, unsent_alert_emails
 
 register = template.Library()
 
@@ -31,6 +31,12 @@ def safeguarding_banner(context) -> dict:
         "closed": closed,
         "staff_can": context.get("staff_can"),
     }
+
+
+@register.inclusion_tag("safeguarding/includes/email_problems.html")
+def alert_email_problems() -> dict:
+    """Show the operations page which alert emails are not sent (counts and reasons only)."""
+    return {"problems": unsent_alert_emails()}
 
 
 @register.inclusion_tag("safeguarding/includes/acknowledgement_times.html")
