@@ -36,9 +36,7 @@ def old_database(transactional_db):
     """
     executor = MigrationExecutor(connection)
     old_layout = [
-        node
-        for node in executor.loader.graph.leaf_nodes()
-        if node[0] not in LATER_APPS
+        node for node in executor.loader.graph.leaf_nodes() if node[0] not in LATER_APPS
     ] + [LEARNERS_BEFORE_THE_MOVE]
     # Apps made after the move (lessons needs groups) are not there yet either.
     executor.migrate([*old_layout, *((app, None) for app in LATER_APPS if app != "learners")])

@@ -381,7 +381,10 @@ def test_a_failed_send_shows_in_every_leads_banner_and_is_tried_again(
     assert "1 alert email could not be sent" in page
     admin = make_staff("ann.admin", role=StaffRole.ADMIN)
     operations = signed_in(admin).get("/operations/").content.decode()
-    assert "Safeguarding alert emails not sent" in operations and "ConnectionRefusedError" in operations
+    assert (
+        "Safeguarding alert emails not sent" in operations
+        and "ConnectionRefusedError" in operations
+    )
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     AlertEmail.objects.update(next_try_at=timezone.now() - timedelta(seconds=1))
