@@ -656,6 +656,50 @@ def test_the_sign_in_locks_page_passes_axe_empty_listed_and_after_a_lift(
 
 # The actions of these URL names answer with a file, with JSON, or with a redirect to a page
 # that is checked above in the state the action leaves: they have no page of their own.
+def test_safeguarding_pages_pass_axe(browser, live_server, staff, learner, viewport):
+    page = sign_in(browser, live_server, learner.user, viewport)
+    page.goto(live_server.url + "/me/talk/")
+    assert_accessible(page, "I want to talk to someone")
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+    assert "We have told the staff" in page.content()
+    assert_accessible(page, "the staff have been told")
+    page.close()
+
+    page = sign_in(browser, live_server, staff, viewport)
+    page.goto(live_server.url + "/learners/")
+    assert page.is_visible(".banner-alert")
+    assert_accessible(page, "a lead's page with the alerts banner")
+    page.goto(live_server.url + "/safeguarding/")
+    assert_accessible(page, "alerts waiting")
+    page.click("main table a")
+    page.wait_for_load_state()
+    assert_accessible(page, "one alert, waiting")
+    page.click("main form button[type=submit]")
+    page.wait_for_load_state()
+    assert "Alert acknowledged" in page.content()
+    assert_accessible(page, "one alert, acknowledged")
+    page.goto(live_server.url + "/safeguarding/?show=all")
+    assert_accessible(page, "every alert")
+    page.close()
+
+
+@pytest.mark.no_dsl
+def test_the_not_open_yet_pages_pass_axe(browser, live_server, staff, learner, viewport):
+    page = sign_in(browser, live_server, learner.user, viewport)
+    page.goto(live_server.url + "/me/")
+    page.click("main form button[type=submit]")
+    page.wait_for_load_state()
+    assert "Not open yet" in page.content()
+    assert_accessible(page, "assessments not open yet")
+    page.close()
+    page = sign_in(browser, live_server, staff, viewport)
+    page.goto(live_server.url + "/learners/")
+    assert "Assessments are not open yet." in page.content()
+    assert_accessible(page, "staff told why assessments are not open")
+    page.close()
+
+
 NOT_A_PAGE = {
     "assessments:take": "redirects to the question page, check answers or results",
     "assessments:start": "POST only; redirects to the first question page",
@@ -682,6 +726,7 @@ NOT_A_PAGE = {
     "lessons:roster": "the roster alone, fetched by the class page's script (checked in it)",
     "lessons:group_cards_reissue": "POST only; redirects to the cards page (checked)",
     "lessons:learner_card_reissue": "POST only; redirects to the learner's card (checked)",
+    "safeguarding:acknowledge": "POST only; redirects to the alert (checked acknowledged)",
 }
 
 
