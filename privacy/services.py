@@ -5,8 +5,9 @@ What erasure keeps, and why: the anonymous record staff count with. The learner 
 state and dates) and results (LOA score, risk level, focus areas and their needs-help flags).
 None of these names anyone once the names, username, email, date of birth, upstream id,
 answers, question content, session and the results' free text (trait title and copy, the
-three HTML fields raw and sanitized) are gone. The upstream keeps its own copy: the spec has
-no endpoint to delete a learner there.
+three HTML fields raw and sanitized) are gone. Safeguarding alerts keep their timings for the
+figures, without the learner, the attempt or the values that raised them; follow-ups go. The
+upstream keeps its own copy: the spec has no endpoint to delete a learner there.
 """
 
 import logging
@@ -29,6 +30,7 @@ from followups.services import followups_export, followups_forget_learner
 from imports.services import import_rows_forget
 from learners.models import Learner
 from portal.upstream import text_to_store
+from safeguarding.models import Alert
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,11 @@ def learner_erase(
         followups_forget_learner(learner=learner)
         # The bulk-registration file's row still names the learner.
         import_rows_forget(learner=learner)
+        # Alerts keep their timings for the safeguarding figures, and nothing that leads back
+        # to the learner: neither the learner, nor the attempt, nor the values that raised it.
+        Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
+            learner=None, attempt=None, values=[]
+        )
         results = AssessmentResult.objects.filter(attempt__learner=learner)
         results.update(
             trait_title="",
