@@ -121,6 +121,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
+            "retention_years",
         ]
         widgets = {"card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})}
         help_texts = {
@@ -139,13 +140,22 @@ class PartnerSettingsForm(forms.ModelForm):
                 "A teacher opens card sign-in for a lesson; it closes by itself after this "
                 "long at most (5 to 480)."
             ),
+            "retention_years": gettext_lazy(
+                "1 to 25. Answers, results and personal details are then erased, unless a "
+                "safeguarding alert or follow-up holds them until the learner is 25."
+            ),
         }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # Left empty, it stays as it was (a script may post only the field it changes).
         self.fields["card_window_max_minutes"].required = False
+        self.fields["retention_years"].required = False
 
     def clean_card_window_max_minutes(self) -> int:
         minutes = self.cleaned_data.get("card_window_max_minutes")
         return self.instance.card_window_max_minutes if minutes is None else minutes
+
+    def clean_retention_years(self) -> int:
+        years = self.cleaned_data.get("retention_years")
+        return self.instance.retention_years if years is None else years
