@@ -12,6 +12,7 @@ from datetime import date, datetime
 
 from django.db.models import DateTimeField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from followups.models import FollowUp
@@ -136,3 +137,9 @@ def hold_of(learner: Learner, *, today: date) -> Hold:
         ended=birthday is not None and today >= birthday,
         lifted=lifted,
     )
+
+
+def kept_until(learner: Learner) -> date:
+    """Return the last day of the learner's records if nothing holds them and they stay away."""
+    years = PartnerSettings.current().retention_years
+    return add_years(timezone.localdate(last_activity_of(learner)), years)

@@ -8,4 +8,5 @@ app_name = "privacy"
 urlpatterns = [
     path("<int:pk>/export/", views.learner_export_download, name="export"),
     path("<int:pk>/erase/", views.learner_erase_confirm, name="erase"),
+    path("<int:pk>/hold/", views.records_hold_change, name="hold"),
 ]

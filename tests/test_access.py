@@ -169,6 +169,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},
     # A POST without the confirmation button only shows the confirmation page again.
     "privacy:erase": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    # The safeguarding hold: a POST without the place or lift button only shows the page.
+    "privacy:hold": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "assessments:my_assessments": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:start": {"GET": POST_ONLY_BY_GET, "POST": LEARNERS_ONLY},
     "assessments:take": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},

@@ -191,6 +191,7 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
         (f"/learners/{learner.pk}/attempts/42/", "staff view of a learner's results"),
         (f"/learners/{learner.pk}/password/", "password reset form"),
         (f"/learners/{learner.pk}/erase/", "erase confirmation"),
+        (f"/learners/{learner.pk}/hold/", "safeguarding hold, not held"),
         ("/learners/?q=nobody-matches", "learner list, no matches"),
         ("/learners/999999/", "not found page"),
     ]:
@@ -214,6 +215,9 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
     staff_page.wait_for_load_state()
     assert staff_page.locator(".messages").count()
     assert_accessible(staff_page, "follow-up item with a message")
+    staff_page.goto(live_server.url + f"/learners/{learner.pk}/hold/")
+    assert staff_page.is_visible("main button[name=lift]")
+    assert_accessible(staff_page, "safeguarding hold, held by a follow-up")
 
     for number in range(30):
         cohort_learner(name=f"many{number}")

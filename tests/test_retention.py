@@ -1,7 +1,7 @@
 """Records kept only as long as the partner says, and longer under a safeguarding hold."""
 
 import io
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -318,7 +318,7 @@ def test_placing_and_lifting_are_audited_without_the_reason(pupil, staff):
     assert (lifted.actor, lifted.learner, lifted.detail) == (staff, pupil, {"hold": "placed"})
 
 
-# The export ------------------------------------------------------------------------------------
+# The pages -------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -333,6 +333,103 @@ def school(pupil) -> dict[str, User]:
         "teacher": make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group]),
         "head_of_year": make_staff("hugo.hoy", role=StaffRole.HEAD_OF_YEAR, groups=[year]),
     }
+
+
+@pytest.mark.parametrize("person", ["admin", "dsl"])
+def test_whole_school_staff_place_a_hold_with_a_reason_and_lift_it(school, pupil, person):
+    client = signed_in(school[person])
+    hold_url = f"/learners/{pupil.pk}/hold/"
+    assert "Place the hold" in client.get(hold_url).content.decode()
+
+    response = client.post(hold_url, {"place": "yes", "reason": "Referral to children's services"})
+
+    assert response.status_code == 302 and response.url == f"/learners/{pupil.pk}/"
+    page = client.get(response.url).content.decode()
+    assert "Held until a member of staff lifts the hold." in page
+    assert f"Placed by {school[person].username} on" in page
+    assert "Referral to children&#x27;s services" in page
+    assert RecordsHold.objects.get(learner=pupil).placed_by == school[person]
+
+    response = client.post(hold_url, {"lift": "yes"}, follow=True)
+
+    assert "The hold is lifted." in response.content.decode()
+    assert "Not held." in response.content.decode()
+    holds = AuditEvent.objects.filter(action__in=[Action.HOLD_PLACED, Action.HOLD_LIFTED])
+    assert [e.action for e in holds.order_by("id")] == [Action.HOLD_PLACED, Action.HOLD_LIFTED]
+
+
+@pytest.mark.parametrize("person", ["teacher", "head_of_year"])
+def test_staff_of_the_learners_groups_can_neither_see_nor_change_the_hold(school, pupil, person):
+    client = signed_in(school[person])
+
+    assert client.get(f"/learners/{pupil.pk}/hold/").status_code == 404
+    assert client.post(f"/learners/{pupil.pk}/hold/", {"place": "yes"}).status_code == 404
+    assert "Safeguarding hold" not in client.get(f"/learners/{pupil.pk}/").content.decode()
+    assert not RecordsHold.objects.exists()
+    assert not AuditEvent.objects.filter(action=Action.HOLD_PLACED).exists()
+
+
+def test_learners_get_not_found_and_nothing_changes(pupil, other_learner, staff):
+    records_hold_place(learner=pupil, placed_by=staff)
+
+    for user in (pupil.user, other_learner.user):
+        response = signed_in(user).post(f"/learners/{pupil.pk}/hold/", {"lift": "yes"})
+        assert response.status_code == 404
+
+    assert RecordsHold.objects.get(learner=pupil).in_force
+
+
+def test_a_post_without_a_button_changes_nothing(school, pupil):
+    response = signed_in(school["dsl"]).post(f"/learners/{pupil.pk}/hold/", {"reason": "x"})
+
+    assert response.status_code == 200
+    assert not RecordsHold.objects.exists() and not AuditEvent.objects.exists()
+
+
+def test_a_reason_too_long_is_refused_with_the_form_again(school, pupil):
+    response = signed_in(school["dsl"]).post(
+        f"/learners/{pupil.pk}/hold/", {"place": "yes", "reason": "x" * 501}
+    )
+
+    assert response.status_code == 200
+    assert "Keep the reason under 500 characters" in response.content.decode()
+    assert not RecordsHold.objects.exists()
+
+
+def test_the_record_says_until_when_and_why_the_records_are_held(school, pupil, birthday_25):
+    client = signed_in(school["dsl"])
+    page = client.get(f"/learners/{pupil.pk}/").content.decode()
+    kept_until = date(timezone.localdate().year + 3, *timezone.localdate().timetuple()[1:3])
+    assert "Not held." in page
+    assert f"kept until {kept_until:%-d %B %Y}, 3 years after their last activity" in page
+
+    flagged(pupil, SLEEP)
+    page = client.get(f"/learners/{pupil.pk}/").content.decode()
+    assert f"Held until {birthday_25:%-d %B %Y}, their 25th birthday," in page
+    assert "because there is a follow-up about them." in page
+
+    raise_alert(pupil)
+    page = client.get(f"/learners/{pupil.pk}/").content.decode()
+    assert "because there is a safeguarding alert and a follow-up about them." in page
+    assert f'href="/learners/{pupil.pk}/hold/"' in page
+
+
+def test_erasing_a_held_learner_warns_then_erases_and_keeps_only_the_alerts_timings(school, pupil):
+    attempt = last_active(pupil, timezone.now())
+    alert = raise_alert(pupil, attempt=attempt)
+    client = signed_in(school["dsl"])
+    records_hold_place(learner=pupil, placed_by=school["dsl"], reason="Referral")
+
+    page = client.get(f"/learners/{pupil.pk}/erase/").content.decode()
+    assert "These records are under a safeguarding hold" in page
+
+    client.post(f"/learners/{pupil.pk}/erase/", {"erase": "yes"})
+
+    assert is_erased(pupil)
+    alert.refresh_from_db()
+    assert (alert.learner, alert.attempt, alert.values) == (None, None, [])
+    assert alert.raised_at is not None and alert.escalate_at is not None
+    assert not RecordsHold.objects.exists()
 
 
 def test_the_export_holds_the_hold_staff_placed(school, pupil):
