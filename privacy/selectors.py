@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from followups.models import FollowUp
-from learners.models import Learner
+from learners.models import GroupMembership, Learner
 from portal.models import PartnerSettings
 from privacy.models import RecordsHold
 from safeguarding.models import Alert
@@ -143,3 +143,15 @@ def kept_until(learner: Learner) -> date:
     """Return the last day of the learner's records if nothing holds them and they stay away."""
     years = PartnerSettings.current().retention_years
     return add_years(timezone.localdate(last_activity_of(learner)), years)
+
+
+def learner_contact(learner: Learner) -> str:
+    """Return who a learner can ask at school: their group's contact, else the partner's."""
+    group_contact = (
+        GroupMembership.objects.filter(learner=learner, left_at__isnull=True)
+        .exclude(group__contact="")
+        .order_by("-joined_at", "-id")
+        .values_list("group__contact", flat=True)
+        .first()
+    )
+    return group_contact or PartnerSettings.current().school_contact

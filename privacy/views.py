@@ -1,4 +1,4 @@
-"""Staff pages about one learner's personal data: export it, erase it, or hold it longer."""
+"""Pages about a learner's personal data: their own privacy page; staff's export, erasure, hold."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -7,11 +7,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from learners.models import Learner
-from portal.access import whole_school_required, whole_school_results_required
+from learners.models import Learner, Level
+from portal.access import learner_required, whole_school_required, whole_school_results_required
 from portal.addresses import client_address
+from portal.models import PartnerSettings
 from privacy.forms import RecordsHoldForm
-from privacy.selectors import hold_of
+from privacy.selectors import HOLD_UNTIL_AGE, hold_of, learner_contact
 from privacy.services import (
     ErasureDeferred,
     learner_data_export,
@@ -25,6 +26,23 @@ from privacy.services import (
 CONFIRM_FIELD = "erase"
 # The hold page's two buttons; a POST with neither shows the page again.
 PLACE_FIELD, LIFT_FIELD = "place", "lift"
+
+
+@learner_required
+@require_GET
+def my_privacy(request: HttpRequest) -> HttpResponse:
+    """Tell a learner, in words for their age, what is kept about them, who sees it, how long."""
+    partner = PartnerSettings.current()
+    return render(
+        request,
+        "privacy/my_privacy.html",
+        {
+            "primary": request.learner.level == Level.PRIMARY,
+            "partner": partner,
+            "contact": learner_contact(request.learner),
+            "hold_until_age": HOLD_UNTIL_AGE,
+        },
+    )
 
 
 @whole_school_results_required

@@ -171,6 +171,11 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "privacy:erase": {"GET": whole_school(OK), "POST": whole_school(OK)},
     # The safeguarding hold: a POST without the place or lift button only shows the page.
     "privacy:hold": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    # The learner's own privacy page: read only.
+    "privacy:my_privacy": {
+        "GET": LEARNERS_ONLY,
+        "POST": Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7),
+    },
     "assessments:my_assessments": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:start": {"GET": POST_ONLY_BY_GET, "POST": LEARNERS_ONLY},
     "assessments:take": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},

@@ -165,6 +165,8 @@ def test_learner_pages_pass_axe_in_each_state(browser, live_server, learner, set
     assert_accessible(page, "check answers")
     page.goto(live_server.url + "/me/assessments/42/results/")
     assert_accessible(page, "results")
+    page.goto(live_server.url + "/me/privacy/")
+    assert_accessible(page, "privacy page")
 
     settings.LEARNER_IDLE_TIMEOUT = 121  # the warning comes 2 minutes before: after 1 s
     page.goto(live_server.url + "/me/")
