@@ -22,9 +22,10 @@ install: $(INSTALLED)
 # The sandbox upstream on :8001, the portal on :8000 (both on SQLite), background workers for
 # deliveries and for bulk registrations,
 # the sweep that re-queues stuck deliveries and the one that resumes stalled bulk
-# registrations (and wipes expired passwords), every minute, and the one that escalates
-# unacknowledged safeguarding alerts (every 30 s). Alert emails print on the delivery
-# worker's console (EMAIL_URL unset). Into an empty database, seed_demo
+# registrations (and wipes expired passwords), every minute, the one that escalates
+# unacknowledged safeguarding alerts (every 30 s; alert emails print on the delivery worker's
+# console while EMAIL_URL is unset) and the one that erases records past the partner's
+# retention period, every hour. Into an empty database, seed_demo
 # first registers a demo cohort through the sandbox (it waits for the sandbox to answer).
 # Ctrl-C (or a TERM) stops them all; if one stops by itself, the others are stopped too. Job
 # control (set -m) gives each its own process group, so the runserver's reloader child is
@@ -38,13 +39,15 @@ run: install
 	trap 'trap "" INT TERM; trap - EXIT; echo "Stopping the portal, the workers and the sandbox."; \
 	      kill -TERM -- -$$sandbox $${seed:+-$$seed} $${worker:+-$$worker} \
 	      $${importer:+-$$importer} $${sweep:+-$$sweep} $${alerts:+-$$alerts} \
-	      $${imports:+-$$imports} $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
+	      $${imports:+-$$imports} $${retention:+-$$retention} \
+	      $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
 	$(PY) manage.py seed_demo & seed=$$!; wait $$seed; seed=; \
 	$(PY) manage.py db_worker --no-startup-delay & worker=$$!; \
 	$(PY) manage.py db_worker --no-startup-delay --queue-name imports & importer=$$!; \
 	$(PY) manage.py sweep_attempts --every 60 & sweep=$$!; \
 	$(PY) manage.py sweep_imports --every 60 & imports=$$!; \
 	$(PY) manage.py sweep_alerts --every 30 & alerts=$$!; \
+	$(PY) manage.py sweep_retention --every 3600 & retention=$$!; \
 	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	wait -n
 

@@ -120,6 +120,7 @@ KEPT_WHEN_LEFT_OUT = (
     "alert_escalate_minutes",
     "school_day_starts",
     "school_day_ends",
+    "retention_years",
 )
 
 
@@ -142,6 +143,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
+            "retention_years",
         ]
         widgets = {
             "card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
@@ -183,6 +185,10 @@ class PartnerSettingsForm(forms.ModelForm):
             "card_window_max_minutes": gettext_lazy(
                 "A teacher opens card sign-in for a lesson; it closes by itself after this "
                 "long at most (5 to 480)."
+            ),
+            "retention_years": gettext_lazy(
+                "1 to 25. Answers, results and personal details are then erased, unless a "
+                "safeguarding alert or follow-up holds them until the learner is 25."
             ),
         }
 

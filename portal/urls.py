@@ -24,7 +24,7 @@ urlpatterns = [
     path("follow-ups/", include("followups.urls")),
     path("learners/import/", include("imports.urls")),
     path("learners/", include("learners.urls")),
-    path("learners/", include("privacy.urls")),
+    path("", include("privacy.urls")),
     path("", include("safeguarding.urls")),
     path("me/", include("assessments.urls")),
     path("operations/", include("assessments.staff_urls")),

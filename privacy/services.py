@@ -5,8 +5,10 @@ What erasure keeps, and why: the anonymous record staff count with. The learner 
 state and dates) and results (LOA score, risk level, focus areas and their needs-help flags).
 None of these names anyone once the names, username, email, date of birth, upstream id,
 answers, question content, session and the results' free text (trait title and copy, the
-three HTML fields raw and sanitized) are gone. The upstream keeps its own copy: the spec has
-no endpoint to delete a learner there.
+three HTML fields raw and sanitized) are gone. Safeguarding alerts keep their timings for the
+figures, without the learner, the attempt or the values that raised them; follow-ups and a
+safeguarding hold go. The upstream keeps its own copy: the spec has no endpoint to delete a
+learner there.
 """
 
 import logging
@@ -29,6 +31,9 @@ from followups.services import followups_export, followups_forget_learner
 from imports.services import import_rows_forget
 from learners.models import Learner
 from portal.upstream import text_to_store
+from privacy.models import RecordsHold
+from privacy.selectors import hold_of
+from safeguarding.models import Alert
 
 logger = logging.getLogger(__name__)
 
@@ -51,11 +56,17 @@ class ErasureDeferred(Exception):
 
 
 def learner_erase(
-    *, learner: Learner, erased_by: AbstractBaseUser, address: str | None = None
+    *,
+    learner: Learner,
+    erased_by: AbstractBaseUser | None,
+    address: str | None = None,
+    action: str = AuditEvent.Action.LEARNER_ERASED,
+    **detail: object,
 ) -> Learner:
     """Remove a learner's personal data and answers, keeping an anonymous record for counts.
 
     Audited in the same transaction: no erasure without its event, and no event without it.
+    `erased_by` None is the system: the retention sweep (privacy.retention), with its action.
     """
     with transaction.atomic():
         learner = Learner.objects.select_for_update().select_related("user").get(pk=learner.pk)
@@ -101,6 +112,13 @@ def learner_erase(
         followups_forget_learner(learner=learner)
         # The bulk-registration file's row still names the learner.
         import_rows_forget(learner=learner)
+        # Alerts keep their timings for the safeguarding figures, and nothing that leads back
+        # to the learner: neither the learner, nor the attempt, nor the values that raised it.
+        Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
+            learner=None, attempt=None, values=[]
+        )
+        # A hold's reason is free text about the learner, and there is nothing left to hold.
+        RecordsHold.objects.filter(learner=learner).delete()
         results = AssessmentResult.objects.filter(attempt__learner=learner)
         results.update(
             trait_title="",
@@ -121,14 +139,65 @@ def learner_erase(
             },
             token,
         )
-        audit_record(
-            actor=erased_by,
-            address=address,
-            action=AuditEvent.Action.LEARNER_ERASED,
-            learner=learner,
-        )
-    logger.info("Learner %s erased by user %s", learner.pk, erased_by.pk)
+        audit_record(actor=erased_by, address=address, action=action, learner=learner, **detail)
+    logger.info(
+        "Learner %s erased by %s",
+        learner.pk,
+        f"user {erased_by.pk}" if erased_by is not None else "the retention sweep",
+    )
     return learner
+
+
+def records_hold_place(
+    *, learner: Learner, placed_by: AbstractBaseUser, address: str | None = None, reason: str = ""
+) -> bool:
+    """Keep a learner's records until staff lift the hold; return False if already held."""
+    with transaction.atomic():
+        learner = Learner.objects.select_for_update().get(pk=learner.pk)
+        record = RecordsHold.objects.filter(learner=learner).first()
+        if record is not None and record.in_force:
+            return False
+        RecordsHold.objects.update_or_create(
+            learner=learner,
+            defaults={"placed_at": timezone.now(), "placed_by": placed_by, "reason": reason},
+        )
+        # The reason stays out of the trail: it is free text about a child, and the trail
+        # outlives an erasure.
+        audit_record(
+            actor=placed_by,
+            address=address,
+            action=AuditEvent.Action.HOLD_PLACED,
+            learner=learner,
+            with_reason=bool(reason),
+        )
+    return True
+
+
+def records_hold_lift(
+    *, learner: Learner, lifted_by: AbstractBaseUser, address: str | None = None
+) -> bool:
+    """Lift the hold in force (staff's own first, else the automatic one); False if none."""
+    with transaction.atomic():
+        learner = Learner.objects.select_for_update().get(pk=learner.pk)
+        # Taken before reading: a concern raised while this runs is not covered by the lift.
+        now = timezone.now()
+        hold = hold_of(learner, today=timezone.localdate(now))
+        if hold.placed is not None:
+            # The automatic hold, if any, applies again: lifting it is a decision of its own.
+            changes = {"placed_at": None, "placed_by": None, "reason": ""}
+        elif hold.automatic:
+            changes = {"lifted_at": now, "lifted_by": lifted_by}
+        else:
+            return False
+        RecordsHold.objects.update_or_create(learner=learner, defaults=changes)
+        audit_record(
+            actor=lifted_by,
+            address=address,
+            action=AuditEvent.Action.HOLD_LIFTED,
+            learner=learner,
+            hold="placed" if hold.placed is not None else "automatic",
+        )
+    return True
 
 
 def _anonymous_username(learner: Learner) -> str:
@@ -217,7 +286,23 @@ def _learner_data(learner: Learner) -> dict:
             for event in events.order_by("at", "id")
         ],
         "follow_ups": followups_export(learner=learner),
+        "records_hold": _hold_export(learner),
         "held_elsewhere": str(UPSTREAM_COPY_NOTE),
+    }
+
+
+def _hold_export(learner: Learner) -> dict | None:
+    """Return what staff decided about holding the learner's records, if anything."""
+    hold = RecordsHold.objects.filter(learner=learner).select_related("placed_by", "lifted_by")
+    record = hold.first()
+    if record is None:
+        return None
+    return {
+        "placed_at": _iso(record.placed_at),
+        "placed_by": record.placed_by.get_username() if record.placed_by else None,
+        "reason": record.reason,
+        "automatic_hold_lifted_at": _iso(record.lifted_at),
+        "automatic_hold_lifted_by": record.lifted_by.get_username() if record.lifted_by else None,
     }
 
 

@@ -87,6 +87,7 @@ LEARNER = [
     ),
     Stop("check-answers", "/me/assessments/41/check/"),
     Stop("results", "/me/assessments/42/results/"),
+    Stop("my-privacy", "/me/privacy/"),
 ]
 
 

@@ -172,6 +172,13 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},
     # A POST without the confirmation button only shows the confirmation page again.
     "privacy:erase": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    # The safeguarding hold: a POST without the place or lift button only shows the page.
+    "privacy:hold": {"GET": whole_school(OK), "POST": whole_school(OK)},
+    # The learner's own privacy page: read only.
+    "privacy:my_privacy": {
+        "GET": LEARNERS_ONLY,
+        "POST": Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7),
+    },
     # Safeguarding alerts: the DSLs and deputies only (never admins). A learner asks for help
     # from any of their pages.
     "safeguarding:alerts": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},

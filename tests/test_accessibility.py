@@ -165,6 +165,8 @@ def test_learner_pages_pass_axe_in_each_state(browser, live_server, learner, set
     assert_accessible(page, "check answers")
     page.goto(live_server.url + "/me/assessments/42/results/")
     assert_accessible(page, "results")
+    page.goto(live_server.url + "/me/privacy/")
+    assert_accessible(page, "privacy page")
 
     settings.LEARNER_IDLE_TIMEOUT = 121  # the warning comes 2 minutes before: after 1 s
     page.goto(live_server.url + "/me/")
@@ -191,6 +193,7 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
         (f"/learners/{learner.pk}/attempts/42/", "staff view of a learner's results"),
         (f"/learners/{learner.pk}/password/", "password reset form"),
         (f"/learners/{learner.pk}/erase/", "erase confirmation"),
+        (f"/learners/{learner.pk}/hold/", "safeguarding hold, not held"),
         ("/learners/?q=nobody-matches", "learner list, no matches"),
         ("/learners/999999/", "not found page"),
     ]:
@@ -214,6 +217,9 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
     staff_page.wait_for_load_state()
     assert staff_page.locator(".messages").count()
     assert_accessible(staff_page, "follow-up item with a message")
+    staff_page.goto(live_server.url + f"/learners/{learner.pk}/hold/")
+    assert staff_page.is_visible("main button[name=lift]")
+    assert_accessible(staff_page, "safeguarding hold, held by a follow-up")
 
     for number in range(30):
         cohort_learner(name=f"many{number}")

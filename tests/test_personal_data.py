@@ -2,7 +2,7 @@
 
 import io
 import json
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -21,6 +21,7 @@ from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
+from safeguarding.models import Alert
 from tests.factories import PASSWORD, make_learner, question
 
 State = AssessmentAttempt.State
@@ -227,6 +228,38 @@ def test_after_erasure_nothing_in_the_database_names_the_learner(learner, staff)
     call_command("dumpdata", stdout=dump)
     found = [detail for detail in details if detail in dump.getvalue()]
     assert not found
+
+
+def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_to_the_learner(
+    learner, other_learner, staff
+):
+    raised = timezone.now() - timedelta(days=2)
+    times = {"raised_at": raised, "escalate_at": raised + timedelta(minutes=30)}
+    about_result = Alert.objects.create(
+        kind=Alert.Kind.RESULT,
+        reason=Alert.Reason.PRIORITY,
+        learner=learner,
+        attempt=AssessmentAttempt.objects.get(assessment_id=9101),
+        values=[{"field": "needs_help", "value": "Yes - priority"}],
+        acknowledged_at=raised + timedelta(minutes=5),
+        **times,
+    )
+    asked = Alert.objects.create(
+        kind=Alert.Kind.ASKED, reason=Alert.Reason.ASKED, learner=learner, **times
+    )
+    someone_else = Alert.objects.create(
+        kind=Alert.Kind.ASKED, reason=Alert.Reason.ASKED, learner=other_learner, **times
+    )
+
+    erase(learner, staff)
+
+    for alert in (about_result, asked):
+        alert.refresh_from_db()
+        assert (alert.learner, alert.attempt, alert.values) == (None, None, [])
+        assert (alert.raised_at, alert.escalate_at) == (times["raised_at"], times["escalate_at"])
+    assert about_result.acknowledged_at == raised + timedelta(minutes=5)
+    someone_else.refresh_from_db()
+    assert someone_else.learner == other_learner
 
 
 def test_an_erased_learner_can_no_longer_sign_in(learner, staff):

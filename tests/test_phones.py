@@ -229,6 +229,7 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
                 submit_without_browser_checks,
             ),  # fmt: skip
             Stop("erase-confirm", f"/learners/{learner.pk}/erase/"),
+            Stop("records-hold", f"/learners/{learner.pk}/hold/"),
             Stop("staff-attempt-refused", f"/learners/{other_learner.pk}/attempts/44/"),
             Stop("operations-failures", "/operations/", add_failures_and_reload),
             Stop("sign-in-locks", "/sign-in-locks/"),
