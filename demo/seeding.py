@@ -29,7 +29,9 @@ from learners.groups import group_create, group_learners_add
 from learners.models import Learner, Level, SchoolGroup
 from learners.services import RegistrationFailed, learner_register
 from portal.access import STAFF_GROUP
-from portal.models import StaffProfile, StaffRole
+from portal.models import PartnerSettings, StaffProfile, StaffRole
+from safeguarding.models import Alert
+from safeguarding.services import escalation_deadline
 
 State = AssessmentAttempt.State
 
@@ -157,6 +159,7 @@ def demo_cohort_seed(
         summary.usernames.append(learner.username)
         _take_assessments(learner, number, rng, registered_at, now, summary)
     _work_on_follow_ups(people, rng, now, summary)
+    _acknowledge_alerts(people[0], rng, now, summary)
     _demo_groups_seed(summary.usernames, staff=staff)
     # The dashboard's read model counted each result when it arrived, at seeding time; count
     # them again at the dates the demo moved them back to.
@@ -268,6 +271,26 @@ def _backdate(attempt: AssessmentAttempt, started: datetime, *, completed: datet
             created_at=completed,
             updated_at=completed,
             due_date=followup_due_date(opened_at=completed),
+        )
+        Alert.objects.filter(attempt=attempt).update(
+            raised_at=completed,
+            escalate_at=escalation_deadline(completed, PartnerSettings.current()),
+        )
+
+
+def _acknowledge_alerts(lead, rng, now: datetime, summary: SeedSummary) -> None:
+    """Acknowledge the demo's older alerts after a plausible wait; leave the last day's waiting."""
+    alerts = Alert.objects.filter(
+        learner__username__in=summary.usernames,
+        acknowledged_at__isnull=True,
+        raised_at__lt=now - timedelta(days=1),
+    )
+    for alert in alerts:
+        acknowledged_at = alert.raised_at + timedelta(minutes=rng.uniform(3, 75))
+        Alert.objects.filter(pk=alert.pk).update(
+            acknowledged_at=acknowledged_at,
+            acknowledged_by=lead,
+            acknowledged_by_username=lead.get_username(),
         )
 
 

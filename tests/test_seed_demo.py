@@ -209,3 +209,14 @@ def test_names_the_sandbox_already_holds_get_another_username(upstream, demo_sta
     seed(learners=1, wait=5)
 
     assert Learner.objects.get().username == "amira.khan2"
+
+
+def test_the_demos_older_alerts_were_acknowledged_by_the_demo_lead(seeded, demo_staff_user):
+    alerts = Alert.objects.exclude(kind=Alert.Kind.TEST)
+    assert alerts.exists()
+    day_ago = timezone.now() - timedelta(days=1)
+    for alert in alerts:
+        assert alert.raised_at == alert.attempt.completed_at
+        if alert.raised_at < day_ago:
+            assert alert.acknowledged_by == demo_staff_user
+            assert timedelta(minutes=3) <= alert.acknowledged_at - alert.raised_at
