@@ -12,6 +12,7 @@ from django.utils.translation import gettext, ngettext
 
 from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
+from portal.numbers import number_text
 from portal.upstream import call_outcome_label
 
 register = template.Library()
@@ -85,10 +86,17 @@ def call_outcome(outcome: str) -> str:
 
 
 @register.filter
-def plain_number(value) -> str:
-    """Show a Decimal as the upstream wrote it, without trailing zeros or exponent.
+def number(value) -> str:
+    """Show a figure (a score, a count) the portal's one way: 1,234.5, 45.45, 50."""
+    return number_text(value)
 
-    The decimal separator is the active locale's (72.5 in English, 72,5 in German).
+
+@register.filter
+def plain_number(value) -> str:
+    """Show an identifier such as an assessment's version exactly as the upstream wrote it.
+
+    Not for figures (`number` rounds those): a version 1.125 is not version 1.13. No
+    trailing zeros or exponent; the decimal separator is the active locale's.
     """
     if value is None:
         return ""
