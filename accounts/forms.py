@@ -121,6 +121,10 @@ class PartnerSettingsForm(forms.ModelForm):
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
+            "hide_results_from_learners",
+            "show_scores_to_learners",
+            "school_contact",
+            "helplines",
         ]
         widgets = {"card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})}
         help_texts = {
@@ -138,6 +142,23 @@ class PartnerSettingsForm(forms.ModelForm):
             "card_window_max_minutes": gettext_lazy(
                 "A teacher opens card sign-in for a lesson; it closes by itself after this "
                 "long at most (5 to 480)."
+            ),
+            "hide_results_from_learners": gettext_lazy(
+                "On: after sending their answers, learners read only that they arrived and a "
+                "member of staff will look at them, with who to talk to and the helplines."
+            ),
+            "show_scores_to_learners": gettext_lazy(
+                "Off: learners read their results in words, without the LOA score and risk "
+                "level, which only staff see."
+            ),
+            "school_contact": gettext_lazy(
+                "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its "
+                "own. Left empty, learners are told to talk to their teacher or any adult at "
+                "school they trust."
+            ),
+            "helplines": gettext_lazy(
+                "One per line, shown on every learner's results page. Phone numbers become "
+                "links a phone can call (or text, after the word “text”)."
             ),
         }
 
