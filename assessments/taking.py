@@ -110,6 +110,11 @@ class ResultsSnapshot:
     def is_open(self) -> bool:
         return self.state in AssessmentAttempt.OPEN_STATES
 
+    @property
+    def waiting(self) -> bool:
+        """Return whether the answers are on their way and no results have arrived yet."""
+        return self.result_pk is None and self.state in AssessmentAttempt.WAITING_STATES
+
 
 def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
     """Return the learner's attempt as its results page needs it, in one query."""

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from assessments import delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
@@ -26,7 +26,7 @@ from assessments.taking import (
     saved_answers,
 )
 from portal.access import learner_required
-from portal.middleware import learner_keep_alive, learner_seconds_left
+from portal.middleware import learner_keep_alive, learner_seconds_left, not_activity
 from portal.models import PartnerSettings
 from portal.partner_api import PartnerApiError
 from portal.upstream import failure_message
@@ -249,6 +249,21 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
         return redirect("assessments:take", assessment_id=assessment_id)
     page = results_page(learner=request.learner, attempt=attempt)
     return render(request, "assessments/results.html", {"attempt": attempt, "page": page})
+
+
+@learner_required
+@require_GET
+@not_activity
+def attempt_status(request: HttpRequest, assessment_id: int) -> JsonResponse:
+    """Say where the answers stand, from the portal's own records (the waiting page asks)."""
+    state = (
+        request.learner.attempts.filter(assessment_id=assessment_id)
+        .values_list("state", flat=True)
+        .first()
+    )
+    if state is None:
+        raise Http404
+    return JsonResponse({"state": state, "waiting": state in AssessmentAttempt.WAITING_STATES})
 
 
 def _check_answers_url(assessment_id: int, page, position: str | None) -> str:

@@ -128,6 +128,8 @@ LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
 POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
+# And require_GET the same way round.
+GET_ONLY_BY_POST = POST_ONLY_BY_GET
 
 TO_IMPORT_JOB = "-> /learners/import/<job>/"
 TO_CLASS = "-> /classes/<class>/"
@@ -175,6 +177,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:check": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:submit": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:results": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    # Where the answers stand (static/js/results_wait.js): JSON of the learner's own attempt.
+    "assessments:status": {"GET": LEARNER_PAGE, "POST": GET_ONLY_BY_POST},
     "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     # Autosave of one answer (static/js/autosave.js): JSON, POST only. The matrix's empty

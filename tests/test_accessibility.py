@@ -644,6 +644,7 @@ NOT_A_PAGE = {
     "assessments:start": "POST only; redirects to the first question page",
     "assessments:save_answer": "JSON for the autosave script (its messages are checked)",
     "assessments:keep_alive": "JSON for the session-timeout script (its dialog is checked)",
+    "assessments:status": "JSON for the waiting page's script (its news is checked)",
     "assessments:resend": "POST only; redirects to the results page (checked)",
     "assessments:refresh": "POST only; redirects to the question page (checked)",
     "learners:csv_learners": "a CSV download",

@@ -8,9 +8,11 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from assessments.delivery import attempt_deliver
 from assessments.learner_results import WORDING_BY_LEVEL
 from assessments.models import AssessmentAttempt
 from learners.models import GroupMembership, Learner, Level
+from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from portal.models import PartnerSettings
 from tests.browsing import browser_sign_in, violations
 from tests.factories import at, make_attempt, make_group, make_result, put_in_group
@@ -317,7 +319,77 @@ def test_with_results_hidden_my_assessments_leads_to_what_happens_next(learner_c
     assert "Read your results" not in html and "Results ready" not in html
 
 
-# In a browser: three ages of learner -------------------------------------
+# The waiting page updates itself ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state", [State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED])
+def test_a_page_of_answers_on_their_way_asks_the_portal_where_they_stand(
+    learner, learner_client, state
+):
+    attempt = make_attempt(learner, assessment_id=43, state=state)
+
+    html = learner_client.get(attempt_url(attempt, "results/")).content.decode()
+
+    assert '<script src="/static/js/results_wait.js" defer></script>' in html
+    assert 'data-status-url="/me/assessments/43/status/"' in html
+    assert f'data-state="{state}"' in html and 'data-refresh-seconds="15"' in html
+    assert 'data-arrived="Your results are ready." data-arrived-link="Read your results"' in html
+
+
+def test_pages_with_nothing_on_its_way_do_not_ask(learner, learner_client, finished):
+    make_attempt(learner, assessment_id=44, state=State.REJECTED)
+
+    for path in (RESULTS, "/me/assessments/44/results/"):
+        assert "results_wait.js" not in learner_client.get(path).content.decode(), path
+
+
+def test_asking_where_answers_stand_reads_the_portal_and_never_the_upstream(
+    client, staff, upstream
+):
+    attempt = ready_to_send(client, register_pupil(staff))
+    upstream.state.inject_failure("submit-assessment", status=503, times=1)
+    client.post(attempt_url(attempt, "submit/"))
+    before = upstream.state.count()
+
+    waiting = client.get(attempt_url(attempt, "status/")).json()
+    page = client.get(attempt_url(attempt, "results/")).content.decode()
+
+    assert waiting == {"state": "submit_pending", "waiting": True}
+    assert "Your answers are saved and will be sent" in page
+    assert upstream.state.count() == before
+
+    client.post(attempt_url(attempt, "resend/"))  # delivered: the results arrive
+    after = upstream.state.count()
+    assert client.get(attempt_url(attempt, "status/")).json() == {
+        "state": "completed",
+        "waiting": False,
+    }
+    assert upstream.state.count() == after
+
+
+def test_asking_where_answers_stand_keeps_no_idle_learner_signed_in(learner, learner_client):
+    attempt = make_attempt(learner, assessment_id=43, state=State.SUBMITTED)
+    learner_client.get("/me/")  # a page view records the learner's activity
+    session = learner_client.session
+    long_ago = session[LAST_ACTIVITY_SESSION_KEY] - 300
+    session[LAST_ACTIVITY_SESSION_KEY] = long_ago
+    session.save()
+
+    learner_client.get(attempt_url(attempt, "status/"))
+    assert learner_client.session[LAST_ACTIVITY_SESSION_KEY] == long_ago
+
+    learner_client.get(attempt_url(attempt, "results/"))  # the learner's own doing counts
+    assert learner_client.session[LAST_ACTIVITY_SESSION_KEY] > long_ago
+
+
+def test_another_learners_answers_are_not_found(other_learner, client, finished):
+    client.force_login(other_learner.user)
+
+    assert client.get("/me/assessments/42/status/").status_code == 404
+    assert client.post("/me/assessments/42/status/").status_code == 405
+
+
+# In a browser: three ages of learner, and the waiting page -------------------------------------
 
 WIDTHS = [{"width": 1280, "height": 800}, {"width": 360, "height": 640}]
 
@@ -383,3 +455,40 @@ def test_pupils_of_every_age_send_their_answers_and_read_their_results(
         expect(page.get_by_role("link", name="Read your results")).to_be_visible()
         assert page.get_by_role("button", name="Start another assessment").count() == 0
         page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_waiting_page_says_when_results_arrive_and_only_ever_asks_the_portal(
+    browser, live_server, upstream, staff
+):
+    pupil = register_pupil(staff, "wes.waiting", Level.SECONDARY)
+    attempt = ready_to_send(Client(), pupil)
+    page = browser.new_page(viewport=WIDTHS[1])
+    page.clock.install()  # the page's timers run when the test says
+    browser_sign_in(page, live_server.url, pupil.username, LEARNER_PASSWORD)
+    upstream.state.inject_failure("submit-assessment", status=503, times=1)
+    page.goto(live_server.url + attempt_url(attempt, "check/"))
+    page.get_by_role("button", name="Send my answers").click()
+    expect(page.locator("main .panel h2")).to_have_text("Your answers are saved and will be sent")
+    calls = upstream.state.count()
+
+    def fifteen_seconds_pass() -> dict:
+        with page.expect_response(lambda response: "/status/" in response.url) as asked:
+            page.clock.run_for(16_000)
+        return asked.value.json()
+
+    assert fifteen_seconds_pass() == {"state": "submit_pending", "waiting": True}
+    assert fifteen_seconds_pass() == {"state": "submit_pending", "waiting": True}
+    assert upstream.state.count() == calls  # asking where the answers stand never calls it
+    assert page.locator(".results-news").count() == 0
+
+    attempt_deliver(attempt_id=attempt.pk, force=True)  # the worker delivers meanwhile
+    assert fifteen_seconds_pass() == {"state": "completed", "waiting": False}
+    news = page.locator("#results-wait .panel[role=status] .results-news")
+    expect(news).to_have_text("Your results are ready. Read your results")
+    assert violations(page) == []
+    news.get_by_role("link", name="Read your results").click()
+    expect(page.locator("#results-heading")).to_be_visible()
+    assert "results_wait.js" not in page.content()
+    page.close()
