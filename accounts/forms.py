@@ -121,6 +121,7 @@ KEPT_WHEN_LEFT_OUT = (
     "school_day_starts",
     "school_day_ends",
     "retention_years",
+    "helplines",
 )
 
 
@@ -143,6 +144,10 @@ class PartnerSettingsForm(forms.ModelForm):
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
+            "hide_results_from_learners",
+            "show_scores_to_learners",
+            "school_contact",
+            "helplines",
             "retention_years",
         ]
         widgets = {
@@ -186,6 +191,23 @@ class PartnerSettingsForm(forms.ModelForm):
                 "A teacher opens card sign-in for a lesson; it closes by itself after this "
                 "long at most (5 to 480)."
             ),
+            "hide_results_from_learners": gettext_lazy(
+                "On: after sending their answers, learners read only that they arrived and a "
+                "member of staff will look at them, with who to talk to and the helplines."
+            ),
+            "show_scores_to_learners": gettext_lazy(
+                "Off: learners read their results in words, without the LOA score and risk "
+                "level, which only staff see."
+            ),
+            "school_contact": gettext_lazy(
+                "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its "
+                "own. Left empty, learners are told to talk to their teacher or any adult at "
+                "school they trust."
+            ),
+            "helplines": gettext_lazy(
+                "One per line, shown on every learner's results page. Phone numbers become "
+                "links a phone can call (or text, after the word “text”)."
+            ),
             "retention_years": gettext_lazy(
                 "1 to 25. Answers, results and personal details are then erased, unless a "
                 "safeguarding alert or follow-up holds them until the learner is 25."
@@ -205,6 +227,9 @@ class PartnerSettingsForm(forms.ModelForm):
             left_out = name not in self.data or cleaned.get(name) is None
             if name in cleaned and left_out:
                 cleaned[name] = getattr(self.instance, name)
+        if "helplines" in self.data and not cleaned.get("helplines", "").strip():
+            # Pupils must always be told where to turn when school is closed.
+            self.add_error("helplines", _("Enter at least one helpline."))
         starts, ends = cleaned.get("school_day_starts"), cleaned.get("school_day_ends")
         if starts and ends and ends <= starts:
             self.add_error("school_day_ends", _("The school day must end after it starts."))

@@ -29,6 +29,8 @@ class AssessmentAttempt(models.Model):
     UNFINISHED_STATES = (State.IN_PROGRESS, State.SUBMITTING, State.SUBMIT_PENDING, State.REJECTED)
     # Sent and accepted: the learner's past assessments.
     FINISHED_STATES = (State.COMPLETED, State.SUBMITTED)
+    # On their way without the learner doing anything: results may arrive at any moment.
+    WAITING_STATES = (State.SUBMITTING, State.SUBMIT_PENDING, State.SUBMITTED)
 
     # By name: the learners app sits above this one (its pages show attempts) and imports it.
     learner = models.ForeignKey(

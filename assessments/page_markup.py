@@ -5,7 +5,8 @@ version (every page at once), with autoescaping on, and cached as text chunks wi
 before the end of each radio input, and three per question for its error (a class, the
 fieldset's reference to the message, the message). A request fills the gaps: ` checked`
 from the chosen answers, and the errors of a page sent incomplete, so a clean page and a
-page with errors come out of the same markup. A result's section is rendered once per result.
+page with errors come out of the same markup. A result's section is rendered once per result
+and way of showing it to its learner.
 """
 
 import re
@@ -26,9 +27,9 @@ from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.taking import QuestionPage, ResultsSnapshot, question_pages
 
-# Part of every cache key: bump it when templates/includes/question.html or results.html
-# change, so a shared cache never serves markup of the previous release.
-MARKUP_VERSION = 3
+# Part of every cache key: bump it when the question or results templates below change, so a
+# shared cache never serves markup of the previous release.
+MARKUP_VERSION = 4
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 
 # Pages of attempts viewed lately, also kept in this process: the shared cache hands back a
@@ -41,7 +42,7 @@ _recent_pages_lock = threading.Lock()
 
 QUESTION_TEMPLATE = "assessments/includes/questions.html"
 QUESTION_ERRORS_TEMPLATE = "assessments/includes/question_errors.html"
-RESULTS_TEMPLATE = "includes/results.html"
+RESULTS_TEMPLATE = "assessments/includes/results.html"  # the learner's; staff read includes/
 
 # What fills a gap: the radio's " checked", or a part of its question's error.
 CHECKED = "checked"
@@ -195,14 +196,21 @@ def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
     )
 
 
-def results_markup(snapshot: ResultsSnapshot) -> SafeString:
-    """Return a result's section, rendered once per stored result (results never change)."""
+def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: bool) -> SafeString:
+    """Return a result's section for its learner, rendered once per result and way of showing it."""
+    # Results never change; how they are shown does: in a primary pupil's words or an older
+    # learner's, with or without the LOA score and risk level (the partner's choice).
     digest = blake2b(snapshot.result_version.encode(), digest_size=12).hexdigest()
-    key = f"assessments:results:{MARKUP_VERSION}:{get_language()}:{snapshot.result_pk}:{digest}"
+    shown = f"{'primary' if primary else 'older'}:{'scores' if show_scores else 'words'}"
+    key = (
+        f"assessments:results:{MARKUP_VERSION}:{get_language()}:{shown}:"
+        f"{snapshot.result_pk}:{digest}"
+    )
     html = cache.get(key)
     if html is None:
         result = AssessmentResult.objects.get(pk=snapshot.result_pk)
-        html = str(render_to_string(RESULTS_TEMPLATE, {"result": result}))
+        context = {"result": result, "primary": primary, "show_scores": show_scores}
+        html = str(render_to_string(RESULTS_TEMPLATE, context))
         cache.set(key, html, CACHE_TIMEOUT)
     # Rendered by an autoescaped template from the stored (sanitized) fields.
     return mark_safe(html)  # noqa: S308

@@ -1,6 +1,7 @@
 """The shape of the taking flow, derived from an attempt's stored content (no upstream calls)."""
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from django.db import connection
 from django.utils.translation import gettext
@@ -99,10 +100,20 @@ class ResultsSnapshot:
     result_pk: int | None
     # Part of the rendered result's cache key: a result is stored once and never changed.
     result_version: str
+    # When the learner's results arrived: the day they read as "finished".
+    finished_at: datetime | None = None
+    # Whether the upstream has offered the learner another assessment that is known here (an
+    # attempt still to start): the page may offer it without asking the upstream.
+    another_offered: bool = False
 
     @property
     def is_open(self) -> bool:
         return self.state in AssessmentAttempt.OPEN_STATES
+
+    @property
+    def waiting(self) -> bool:
+        """Return whether the answers are on their way and no results have arrived yet."""
+        return self.result_pk is None and self.state in AssessmentAttempt.WAITING_STATES
 
 
 def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
@@ -114,16 +125,18 @@ def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
     results = quote(AssessmentResult._meta.db_table)
     # Only the models' own table names are formatted in; the values are parameters.
     sql = (
-        "SELECT a.state, a.title, a.last_error, r.id, r.received_at"  # noqa: S608
+        "SELECT a.state, a.title, a.last_error, r.id, r.received_at, a.completed_at,"  # noqa: S608
+        f" EXISTS (SELECT 1 FROM {attempts} o WHERE o.learner_id = a.learner_id"
+        " AND o.state = %s)"
         f" FROM {attempts} a LEFT JOIN {results} r ON r.attempt_id = a.id"
         f" WHERE a.learner_id = %s AND a.assessment_id = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [learner.pk, assessment_id])
+        cursor.execute(sql, [AssessmentAttempt.State.AVAILABLE.value, learner.pk, assessment_id])
         row = cursor.fetchone()
     if row is None:
         return None
-    state, title, last_error, result_pk, received_at = row
+    state, title, last_error, result_pk, received_at, completed_at, another_offered = row
     return ResultsSnapshot(
         assessment_id=assessment_id,
         state=state,
@@ -131,7 +144,16 @@ def results_snapshot(*, learner, assessment_id: int) -> ResultsSnapshot | None:
         last_error=last_error,
         result_pk=result_pk,
         result_version=str(received_at),
+        finished_at=_aware(completed_at or received_at),
+        another_offered=bool(another_offered),
     )
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """Return a time read by plain SQL with its zone: SQLite's come without one (UTC)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
 
 
 def saved_answers(attempt: AssessmentAttempt) -> dict[str, str]:

@@ -14,6 +14,7 @@ urlpatterns = [
     path("assessments/<int:assessment_id>/check/", views.check_answers, name="check"),
     path("assessments/<int:assessment_id>/submit/", views.submit, name="submit"),
     path("assessments/<int:assessment_id>/results/", views.results, name="results"),
+    path("assessments/<int:assessment_id>/status/", views.attempt_status, name="status"),
     path("assessments/<int:assessment_id>/resend/", views.resend, name="resend"),
     path("assessments/<int:assessment_id>/refresh/", views.refresh, name="refresh"),
 ]

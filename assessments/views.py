@@ -10,10 +10,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from assessments import delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
+from assessments.learner_results import results_page
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
     attempt_snapshot,
@@ -25,7 +26,8 @@ from assessments.taking import (
     saved_answers,
 )
 from portal.access import learner_required
-from portal.middleware import learner_keep_alive, learner_seconds_left
+from portal.middleware import learner_keep_alive, learner_seconds_left, not_activity
+from portal.models import PartnerSettings
 from portal.partner_api import PartnerApiError
 from portal.upstream import failure_message
 
@@ -44,13 +46,16 @@ def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> Assessment
 def my_assessments(request: HttpRequest) -> HttpResponse:
     """List the learner's assessments: the one to start or resume, and past results."""
     attempts = list(request.learner.attempts.select_related("result"))
+    finished = [a for a in attempts if a.state in AssessmentAttempt.FINISHED_STATES]
     return render(
         request,
         "assessments/my_assessments.html",
         {
             "attempts": attempts,
             "current": current_attempt(attempts),
-            "finished": [a for a in attempts if a.state in AssessmentAttempt.FINISHED_STATES],
+            "finished": finished,
+            "latest": finished[0] if finished else None,
+            "results_hidden": PartnerSettings.current().hide_results_from_learners,
         },
     )
 
@@ -244,10 +249,23 @@ def results(request: HttpRequest, assessment_id: int) -> HttpResponse:
         raise Http404
     if attempt.is_open:
         return redirect("assessments:take", assessment_id=assessment_id)
-    context = {"attempt": attempt, "result_html": None}
-    if attempt.result_pk is not None:
-        context["result_html"] = page_markup.results_markup(attempt)
-    return render(request, "assessments/results.html", context)
+    page = results_page(learner=request.learner, attempt=attempt)
+    return render(request, "assessments/results.html", {"attempt": attempt, "page": page})
+
+
+@learner_required
+@require_GET
+@not_activity
+def attempt_status(request: HttpRequest, assessment_id: int) -> JsonResponse:
+    """Say where the answers stand, from the portal's own records (the waiting page asks)."""
+    state = (
+        request.learner.attempts.filter(assessment_id=assessment_id)
+        .values_list("state", flat=True)
+        .first()
+    )
+    if state is None:
+        raise Http404
+    return JsonResponse({"state": state, "waiting": state in AssessmentAttempt.WAITING_STATES})
 
 
 def _check_answers_url(assessment_id: int, page, position: str | None) -> str:

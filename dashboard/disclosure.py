@@ -11,16 +11,16 @@ Two rules, applied to every count before it reaches a table, a chart or a file:
    reader then learns only that the withheld parts together hold at least N learners.
 """
 
-from django.contrib.humanize.templatetags.humanize import intcomma
 from django.utils.translation import gettext, ngettext
 
 from portal.charts import Figure
+from portal.numbers import number_text
 
 
 def fewer_than(min_size: int) -> str:
     # Translators: a count withheld so that no learner can be singled out, e.g. "fewer than 5".
     return ngettext("fewer than %(count)s", "fewer than %(count)s", min_size) % {
-        "count": intcomma(min_size)
+        "count": number_text(min_size)
     }
 
 
@@ -30,7 +30,7 @@ def not_shown() -> str:
 
 
 def _shown(count: int) -> str:
-    return intcomma(count)  # the locale's digit grouping: 1,234 in English
+    return number_text(count)  # the locale's digit grouping: 1,234 in English
 
 
 def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:

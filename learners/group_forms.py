@@ -24,7 +24,7 @@ class StaffChoiceField(forms.ModelMultipleChoiceField):
 
 
 class GroupForm(ClearRequiredMessages, forms.ModelForm):
-    """A group's name, kind, level, academic year and the staff who work with it."""
+    """A group's name, kind, level, academic year, who its pupils talk to, and its staff."""
 
     required_messages = {
         "name": gettext_lazy("Enter the group's name."),
@@ -41,16 +41,22 @@ class GroupForm(ClearRequiredMessages, forms.ModelForm):
 
     class Meta:
         model = SchoolGroup
-        fields = ["name", "level", "kind", "academic_year"]
+        fields = ["name", "level", "kind", "academic_year", "contact"]
         labels = {
             "name": gettext_lazy("Name"),
             "level": gettext_lazy("Level"),
             "kind": gettext_lazy("Kind of group"),
             "academic_year": gettext_lazy("Academic year"),
+            "contact": gettext_lazy("Who its pupils can talk to (optional)"),
         }
         help_texts = {
             "name": gettext_lazy("As the school says it, for example 7B or Year 9."),
             "academic_year": gettext_lazy("For example 2026/27."),
+            "contact": gettext_lazy(
+                "Shown to this group's pupils with their results, for example: Mr Osei, your "
+                "form tutor, in room 4. Left empty, they see the school's contact from the "
+                "settings."
+            ),
         }
 
     def __init__(self, *args, staff_accounts: QuerySet, **kwargs):
@@ -70,6 +76,9 @@ class GroupForm(ClearRequiredMessages, forms.ModelForm):
 
     def clean_name(self) -> str:
         return " ".join(self.cleaned_data["name"].split())
+
+    def clean_contact(self) -> str:
+        return " ".join(self.cleaned_data["contact"].split())
 
     def clean_kind(self) -> str:
         return self.cleaned_data["kind"] or SchoolGroup.Kind.TEACHING_CLASS

@@ -20,12 +20,13 @@ def group_create(
     level: str,
     kind: str = SchoolGroup.Kind.TEACHING_CLASS,
     academic_year: str = "",
+    contact: str = "",
     staff: Iterable[AbstractBaseUser] = (),
     created_by: AbstractBaseUser | None,
     address: str | None,
 ) -> SchoolGroup:
     """Create a group with its staff and record who did it."""
-    group = SchoolGroup(name=name, level=level, kind=kind)
+    group = SchoolGroup(name=name, level=level, kind=kind, contact=contact)
     if academic_year:
         group.academic_year = academic_year
     group.save()
@@ -40,6 +41,7 @@ def group_create(
         kind=group.kind,
         level=group.level,
         academic_year=group.academic_year,
+        contact=group.contact,
         staff=sorted(user.get_username() for user in staff),
     )
     return group
@@ -53,6 +55,7 @@ def group_update(
     level: str,
     kind: str,
     academic_year: str,
+    contact: str,
     staff: Iterable[AbstractBaseUser],
     changed_by: AbstractBaseUser | None,
     address: str | None,
@@ -67,6 +70,7 @@ def group_update(
         ("level", level),
         ("kind", kind),
         ("academic_year", academic_year),
+        ("contact", contact),
     ):
         if getattr(group, field) != value:
             changes[field] = value

@@ -10,10 +10,11 @@ from datetime import date
 from decimal import Decimal
 
 from django.utils.dateformat import format as format_date
-from django.utils.formats import number_format
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import pgettext
+
+from portal.numbers import number_text
 
 
 @dataclass(frozen=True)
@@ -178,5 +179,5 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _number(value: Decimal) -> str:
-    """Return a score as the upstream wrote it, in the locale's notation (no trailing zeros)."""
-    return escape(number_format(value.normalize()))
+    """Return a score or a tick the way every page writes a number (portal.numbers)."""
+    return escape(number_text(value))

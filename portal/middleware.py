@@ -3,6 +3,8 @@ found" page in development too, and idle sessions ending."""
 
 import logging
 import time
+from collections.abc import Callable
+from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
@@ -85,6 +87,21 @@ def learner_seconds_left(request: HttpRequest) -> int:
     return max(0, timeout - (now - last_activity))
 
 
+def not_activity(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view that pages' scripts call by themselves: its requests keep no session alive.
+
+    A page that checks for news every few seconds would otherwise keep a learner signed in for
+    as long as it stays open on a shared classroom computer, results and all.
+    """
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        request.not_activity = True
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def learner_keep_alive(request: HttpRequest) -> int:
     """Record activity now, past the once-a-minute throttle; return the seconds left."""
     request.session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
@@ -109,7 +126,7 @@ class IdleSessionMiddleware:
             self._sign_out_if_idle(request)
         response = self.get_response(request)
         # After the view: it may have just signed someone in (or out).
-        if request.user.is_authenticated:
+        if request.user.is_authenticated and not getattr(request, "not_activity", False):
             staff = is_staff_member(request.user)
             timeout = settings.STAFF_IDLE_TIMEOUT if staff else settings.LEARNER_IDLE_TIMEOUT
             expiry = settings.STAFF_IDLE_TIMEOUT if staff else 0

@@ -6,6 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from assessments.learner_results import helplines
 from learners.models import Level
 from portal.access import learner_required, safeguarding_required
 from portal.addresses import client_address
@@ -54,7 +55,7 @@ def talk(request: HttpRequest) -> HttpResponse:
     partner = PartnerSettings.current()
     context = {
         "partner": partner,
-        "helplines": [line.strip() for line in partner.helplines.splitlines() if line.strip()],
+        "helplines": helplines(partner),
         "primary": request.learner.level == Level.PRIMARY,
     }
     if request.method == "POST":

@@ -1,6 +1,11 @@
-"""Steps for browser tests: signing in through the form, and reaching the error pages."""
+"""Steps for browser tests: signing in through the form, reaching the error pages, axe."""
 
 from tests.factories import PASSWORD
+
+# The WCAG 2.x A and AA rules axe checks a page against.
+WCAG_AA = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}
+}
 
 
 def browser_sign_in(page, base_url: str, username: str, password: str = PASSWORD) -> None:
@@ -27,3 +32,16 @@ def make_last_resort_pages_reachable(monkeypatch) -> None:
 
     monkeypatch.setattr(delivery, "attempt_fetch_results", refuse)
     monkeypatch.setattr(delivery, "attempt_deliver", crash)
+
+
+def violations(page) -> list[str]:
+    """Run axe on the page as it stands; return one readable line per failing element."""
+    from axe_playwright_python.sync_playwright import Axe  # only browser tests need axe
+
+    found = Axe().run(page, options={**WCAG_AA, "resultTypes": ["violations"]})
+    return [
+        f"{rule['id']} ({rule['impact']}): {rule['help']} at {node['target']}: "
+        f"{node.get('failureSummary', '')}".replace("\n", " ")
+        for rule in found.response["violations"]
+        for node in rule["nodes"]
+    ]

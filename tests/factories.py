@@ -1,4 +1,4 @@
-"""Builders of the records tests need: people, attempts, results, follow-ups, registration data."""
+"""Builders of the records tests need: people, attempts, results, follow-ups, form data."""
 
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
@@ -6,10 +6,12 @@ from decimal import Decimal
 from itertools import count
 from zoneinfo import ZoneInfo
 
+from django import forms
 from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from accounts.forms import PartnerSettingsForm
 from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from assessments.signals import result_stored
@@ -18,7 +20,7 @@ from followups.models import FollowUp
 from imports.models import ImportJob, ImportRow
 from learners.models import GroupMembership, GroupStaff, Learner, Level, SchoolGroup
 from portal.access import STAFF_GROUP
-from portal.models import SignInLock, StaffProfile, StaffRole
+from portal.models import PartnerSettings, SignInLock, StaffProfile, StaffRole
 from portal.partner_api import Answer, Question
 
 State = AssessmentAttempt.State
@@ -334,3 +336,20 @@ def mid_way(
     ImportRow.objects.filter(pk=rows[4]).update(state="failed", reason=reason)
     ImportRow.objects.filter(pk=rows[5]).update(state="sending")
     return now, rows
+
+
+# The partner's settings form --------------------------------------------------------------------
+
+
+def settings_form(**changes: object) -> dict[str, str]:
+    """Return the settings form as a browser posts it: every field as it stands, with `changes`."""
+    form = PartnerSettingsForm(instance=PartnerSettings.current())
+    data: dict[str, str] = {}
+    for name, field in form.fields.items():
+        value = changes.get(name, form.initial.get(name))
+        if isinstance(field, forms.BooleanField):
+            if value:
+                data[name] = "on"  # an unticked box sends nothing
+        elif value is not None:
+            data[name] = str(value)
+    return data

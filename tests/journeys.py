@@ -12,10 +12,14 @@ from learners.services import learner_register
 LEARNER_PASSWORD = "Bright-Window-Seat-3"
 
 
-def register_pupil(staff, username: str = "pia.pupil") -> Learner:
-    """Register a learner upstream through the portal's service."""
+def register_pupil(staff, username: str = "pia.pupil", level: str = "") -> Learner:
+    """Register a learner upstream through the portal's service (at a level, if given)."""
     return learner_register(
-        username=username, password=LEARNER_PASSWORD, dob=date(2010, 2, 2), registered_by=staff
+        username=username,
+        password=LEARNER_PASSWORD,
+        dob=date(2010, 2, 2),
+        registered_by=staff,
+        level=level,
     )
 
 

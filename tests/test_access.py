@@ -40,7 +40,6 @@ TO_LOGIN = f"-> {LOGIN_URL}"
 TO_HOME = "-> /"
 TO_ME = "-> /me/"
 TO_DASHBOARD = "-> /dashboard/"
-TO_SETTINGS = "-> /settings/"
 TO_LOCKS = "-> /sign-in-locks/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
@@ -132,6 +131,8 @@ LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
 POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
+# And require_GET the same way round.
+GET_ONLY_BY_POST = POST_ONLY_BY_GET
 
 TO_IMPORT_JOB = "-> /learners/import/<job>/"
 TO_CLASS = "-> /classes/<class>/"
@@ -195,6 +196,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "assessments:check": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
     "assessments:submit": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:results": {"GET": LEARNER_PAGE, "POST": LEARNER_PAGE},
+    # Where the answers stand (static/js/results_wait.js): JSON of the learner's own attempt.
+    "assessments:status": {"GET": LEARNER_PAGE, "POST": GET_ONLY_BY_POST},
     "assessments:resend": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     "assessments:refresh": {"GET": POST_ONLY_BY_GET, "POST": LEARNER_PAGE},
     # Autosave of one answer (static/js/autosave.js): JSON, POST only. The matrix's empty
@@ -252,7 +255,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "accounts:staff_list": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
-    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
+    # An empty POST shows the form again: the helplines learners are shown may not be emptied.
+    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Staff lift the lock of a learner they see (a second lift says it has ended), then come
     # back; a GET is refused before any lookup, so it reveals nothing.

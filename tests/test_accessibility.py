@@ -10,11 +10,10 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 from django.urls import Resolver404, resolve
 
 from assessments.models import AttemptAnswer
-from tests.browsing import browser_sign_in, make_last_resort_pages_reachable
+from tests.browsing import browser_sign_in, make_last_resort_pages_reachable, violations
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
@@ -46,22 +45,6 @@ def url_name(url: str) -> str:
         return resolve(urlsplit(url).path).view_name
     except Resolver404:
         return "<no route>"
-
-
-WCAG_AA = {
-    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]}
-}
-
-
-def violations(page) -> list[str]:
-    """Run axe on the page as it stands; return one readable line per failing element."""
-    found = Axe().run(page, options={**WCAG_AA, "resultTypes": ["violations"]})
-    return [
-        f"{rule['id']} ({rule['impact']}): {rule['help']} at {node['target']}: "
-        f"{node.get('failureSummary', '')}".replace("\n", " ")
-        for rule in found.response["violations"]
-        for node in rule["nodes"]
-    ]
 
 
 def assert_accessible(page, state: str) -> None:
@@ -711,6 +694,7 @@ NOT_A_PAGE = {
     "assessments:start": "POST only; redirects to the first question page",
     "assessments:save_answer": "JSON for the autosave script (its messages are checked)",
     "assessments:keep_alive": "JSON for the session-timeout script (its dialog is checked)",
+    "assessments:status": "JSON for the waiting page's script (its news is checked)",
     "assessments:resend": "POST only; redirects to the results page (checked)",
     "assessments:refresh": "POST only; redirects to the question page (checked)",
     "learners:csv_learners": "a CSV download",

@@ -261,9 +261,9 @@ def said(page: str) -> str:
     messages = re.findall(r'<div class="message [^"]*"[^>]*>(.*?)</div>', page, re.S)
     if messages:
         return " / ".join(_first_sentence(_text(message)) for message in messages)
-    risk = re.search(r"<dt>Risk level</dt><dd>(.*?)</dd>", page, re.S)
-    if risk:
-        return f"Results (risk level {_text(risk.group(1))})"
+    results = re.search(r'<h2 id="results-heading">(.*?)</h2>', page, re.S)
+    if results:
+        return f"Results ({_text(results.group(1))})"
     panel = re.search(r'<div class="panel" role="\w+">(.*?)</div>', page, re.S)
     if panel:
         heading = re.search(r"<h2>(.*?)</h2>", panel.group(1), re.S)
@@ -484,10 +484,11 @@ def finish(journey: Journey) -> None:
     attempt.refresh_from_db()
     assert attempt.state == State.COMPLETED, said(page)
     risk_level = attempt.result.risk_level
-    assert f"<dt>Risk level</dt><dd>{risk_level}</dd>" in page
+    # The learner reads their results in words; the risk level is for staff.
+    assert 'id="results-heading"' in page and "Risk level" not in page
     assert "Your answers are saved" not in page and "not ready yet" not in page
     staff_page = journey.staff.get(f"/learners/{journey.learner.pk}/").content.decode()
-    assert risk_level in staff_page
+    assert f"<dt>Risk level</dt><dd>{risk_level}</dd>" in staff_page
 
     assert saved_answers(attempt) == journey.chosen
     assert Learner.objects.count() == 1 and User.objects.filter(learner__isnull=False).count() == 1

@@ -4,9 +4,12 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
+from django.utils.html import escape
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from learners.models import Learner
+from portal.numbers import number_text
 
 RADIO = re.compile(r'<input type="radio" name="(q\d+)" id="[^"]+" value="([^"]+)"')
 LEARNER_PASSWORD = "Tidy-Desk-Mornings-42"
@@ -101,10 +104,18 @@ def test_a_learner_goes_from_registration_to_results_in_five_upstream_calls(
     assert result.focus_areas.count() == 7
     assert "<li>" in result.trait_signs_html and "<ol>" in result.trait_tips_html
 
+    # The learner reads the results in words: the score and risk level are for staff.
     results_page = client.get(response.url).content.decode()
-    assert result.risk_level in results_page
-    assert "SLEEP &amp; TIREDNESS" in results_page
-    assert format(result.loa_score.normalize(), "f") in results_page
+    assert escape(result.trait_title) in results_page
+    assert result.areas_needing_help
+    for area in result.areas_needing_help:
+        assert f"<li>{escape(area.name)}</li>" in results_page
+    assert "Risk level" not in results_page and "LOA score" not in results_page
+    office = Client()
+    office.force_login(staff)
+    staff_page = office.get(f"/learners/{learner.pk}/attempts/{attempt.assessment_id}/")
+    assert f"<dd>{result.risk_level}</dd>" in staff_page.content.decode()
+    assert f'<dd class="score">{number_text(result.loa_score)}</dd>' in staff_page.content.decode()
 
     assert calls(upstream) == {
         "create-learner": 1,

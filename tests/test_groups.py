@@ -237,3 +237,22 @@ def test_changing_a_group_records_exactly_what_changed(admin, class_7b):
     assert class_7b.level == Level.PRIMARY
     event = AuditEvent.objects.get(action=AuditEvent.Action.GROUP_CHANGED)
     assert event.detail == {"group": class_7b.pk, "level": Level.PRIMARY}
+
+
+def test_a_group_names_who_its_pupils_can_talk_to(admin, class_7b):
+    response = signed_in(admin).post(
+        f"/classes/{class_7b.pk}/edit/",
+        {"name": "7B", "level": Level.SECONDARY, "kind": "class",
+         "academic_year": class_7b.academic_year, "contact": " Mr Osei,  in room 4 "},
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    class_7b.refresh_from_db()
+    assert class_7b.contact == "Mr Osei, in room 4"
+    event = AuditEvent.objects.get(action=AuditEvent.Action.GROUP_CHANGED)
+    assert event.detail == {"group": class_7b.pk, "contact": "Mr Osei, in room 4"}
+    page = signed_in(admin).get(f"/classes/{class_7b.pk}/").content.decode()
+    assert "<dt>Pupils talk to</dt><dd>Mr Osei, in room 4</dd>" in page
+    assert "Who its pupils can talk to (optional)" in (
+        signed_in(admin).get(f"/classes/{class_7b.pk}/edit/").content.decode()
+    )

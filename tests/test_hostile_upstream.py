@@ -24,8 +24,10 @@ from assessments.models import (
     AttemptAnswer,
     FocusArea,
     fit,
+    needs_help_flagged,
 )
 from portal.icons import KNOWN_ICONS
+from portal.models import PartnerSettings
 from tests.factories import make_dsl_on_duty
 from tests.hostile import HOSTILE, assert_no_active_content
 
@@ -85,6 +87,22 @@ class FakeUpstream:
 
     def submissions(self) -> list[dict]:
         return [json.loads(call.request.body) for call in self.calls("/submit-assessment")]
+
+
+def let_learners_read_every_field() -> None:
+    """Show learners their LOA score and risk level too, as a partner may choose to.
+
+    Then every field the upstream sends is checked on the learner's results page as well as on
+    the staff pages (by default learners read fewer of them).
+    """
+    PartnerSettings.objects.update_or_create(pk=1, defaults={"show_scores_to_learners": True})
+
+
+@pytest.fixture(autouse=True)
+def learners_read_every_field(request):
+    if request.node.get_closest_marker("django_db"):
+        request.getfixturevalue("db")
+        let_learners_read_every_field()
 
 
 @pytest.fixture
@@ -195,6 +213,11 @@ def without_own_charts(html: str) -> str:
     return OWN_CHART.sub("", html)
 
 
+# The helplines on a learner's results page (the partner's settings, never the upstream's): a
+# number to call or text, digits only.
+HELPLINE_NUMBER = re.compile(r"(tel|sms):\+?\d+")
+
+
 def only_the_good_link(href: str) -> bool:
     return href == GOOD_LINK
 
@@ -244,7 +267,8 @@ def assert_page_is_inert(response, images=frozenset(), external_link=only_the_go
         if tag == "a" and attributes.get("href") is not None:
             href = attributes["href"]
             portal_path = href.startswith(("/", "#", "?")) and not href.startswith("//")
-            assert portal_path or external_link(href), f"link to {href!r}"
+            own_phone_link = HELPLINE_NUMBER.fullmatch(href)
+            assert portal_path or own_phone_link or external_link(href), f"link to {href!r}"
         if tag == "input":
             assert attributes.get("type") in ("hidden", "radio", "text", "search"), attributes
     return html
@@ -385,14 +409,24 @@ def test_a_learner_finishes_despite_unknown_fields_and_an_unusual_status(
 
 @pytest.mark.django_db
 def test_unusual_needs_help_values_are_flagged_and_shown_as_given(
-    learner, learner_client, hostile_upstream
+    learner, learner_client, staff, hostile_upstream
 ):
     walk_to_check(learner_client)
     learner_client.post(f"/me/assessments/{ASSESSMENT_ID}/submit/")
-    html = assert_page_is_inert(learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/results/"))
+    mine = assert_page_is_inert(learner_client.get(f"/me/assessments/{ASSESSMENT_ID}/results/"))
+    staff_client = type(learner_client)()
+    staff_client.force_login(staff)
+    html = assert_page_is_inert(
+        staff_client.get(f"/learners/{learner.pk}/attempts/{ASSESSMENT_ID}/")
+    )
 
     rows = {row["cells"][0]: row for row in read_page(html).focus_rows}
     areas = payload("results")["focus_areas"]
+    # The learner reads the areas flagged as things that could help, without the values.
+    help_list = mine.split('<ul class="help-areas">')[1].split("</ul>")[0]
+    for area in areas:
+        listed = f"<li>{escape(area['search_filter_name'])}</li>" in help_list
+        assert listed == needs_help_flagged(area["needs_help"]), area
     assert set(rows) == {area["search_filter_name"] for area in areas}
     for area in areas:
         row = rows[area["search_filter_name"]]
@@ -503,8 +537,10 @@ def test_plain_text_fields_are_shown_escaped_as_text(learner, client, staff, hos
         assert_shown_as_text(html, results["TraitCopy"])
         assert_shown_as_text(html, results["RiskLevel"])
         for area in results["focus_areas"]:
-            assert_shown_as_text(html, area["search_filter_name"])
-    assert_shown_as_text(pages["results"], "<b onmouseover=alert(1)>yes</b>")
+            # The learner's page lists only the areas that could help them.
+            if name != "results" or needs_help_flagged(area["needs_help"]):
+                assert_shown_as_text(html, area["search_filter_name"])
+    assert_shown_as_text(pages["staff attempt"], "<b onmouseover=alert(1)>yes</b>")
     assert "{{ request.user }} {% csrf_token %}" in pages["page 2"]
     assert "&lt;script&gt;alert(&quot;q1&quot;)&lt;/script&gt;" in pages["page 1"]
 
@@ -1116,8 +1152,10 @@ def focus_area_pages(field: str):
         answer_all_and_submit(client, 1)
         model_field = "name" if field == "search_filter_name" else "needs_help"
         shown = [fit(FocusArea, model_field, arrived(value)) for value in values]
+        # A learner reads the areas that could help them, not the needs_help values.
+        learner_reads = shown if field == "search_filter_name" else []
         pages: Pages = [
-            ("results page", client.get(flow_url("results/")), shown),
+            ("results page", client.get(flow_url("results/")), learner_reads),
             (
                 "staff attempt page",
                 staff_client.get(f"/learners/{learner.pk}/attempts/{ASSESSMENT_ID}/"),
@@ -1379,6 +1417,7 @@ def single_value_run(django_db_setup, django_db_blocker) -> SingleValueRun:
         base_url = settings.PARTNER_API_BASE_URL.strip().rstrip("/")
         if not base_url.endswith(API_PREFIX):
             base_url += API_PREFIX
+        let_learners_read_every_field()
         # Assessments start only once a DSL can be emailed (tests/conftest.py makes one for
         # every other test; this run sets up its own database).
         make_dsl_on_duty()

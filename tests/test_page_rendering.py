@@ -204,9 +204,10 @@ def test_the_results_page_shows_the_stored_results(learner_client, learner):
     html = learner_client.get("/me/assessments/42/results/").content.decode()
 
     assert '<h2 id="results-heading">The &lt;planner&gt;</h2>' in html
-    assert '<dd class="score">61.5</dd>' in html and "<dd>Medium</dd>" in html
     assert "<ol><li>Sleep more</li></ol>" in html
-    assert '<tr class="needs-help">' in html and '<th scope="row">FOCUS</th>' in html
+    # In words: the areas that could help, not a table of scores (those are for staff).
+    assert '<ul class="help-areas">\n    <li>SLEEP</li>\n  </ul>' in html and "FOCUS" not in html
+    assert "61.5" not in html and "Medium" not in html
 
 
 def test_the_results_page_runs_a_fixed_number_of_queries_once_rendered(
@@ -216,9 +217,10 @@ def test_the_results_page_runs_a_fixed_number_of_queries_once_rendered(
     make_result(attempt)
     first = section(learner_client.get("/me/assessments/42/results/"))
 
-    # The base page's three, then the attempt with its result; the focus areas come with the
-    # rendered section from the cache.
-    with django_assert_num_queries(4):
+    # The base page's three, the attempt with its result, the partner's settings and who the
+    # learner can talk to at school; the focus areas come with the rendered section from the
+    # cache.
+    with django_assert_num_queries(6):
         again = section(learner_client.get("/me/assessments/42/results/"))
     assert again == first and "SLEEP" in again
 

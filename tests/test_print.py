@@ -28,7 +28,8 @@ def test_a_printed_results_page_shows_the_results_and_none_of_the_site_around_th
 
     page.emulate_media(media="print")
 
-    assert page.is_visible("section.results") and page.is_visible("table.focus-areas")
+    assert page.is_visible("section.results") and page.is_visible("ul.help-areas")
+    assert page.is_visible("section.support")  # who to talk to, and the helplines
     assert f"Results of {learner.display_name}, printed on" in page.inner_text(".print-only")
     for screen_only in (".site-header", ".skip-link", "text=Back to my assessments"):
         assert not page.is_visible(screen_only), screen_only

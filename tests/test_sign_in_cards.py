@@ -25,6 +25,7 @@ from tests.factories import (
     make_learner,
     make_staff,
     put_in_group,
+    settings_form,
 )
 
 Action = AuditEvent.Action
@@ -514,12 +515,12 @@ def test_the_settings_page_refuses_a_network_that_is_not_one(db):
     admin = make_staff("ada.admin", role=StaffRole.ADMIN)
     response = signed_in(admin).post(
         "/settings/",
-        {"card_networks": "10.0.0.0/8\nschool wifi", "card_window_max_minutes": "60"},
+        settings_form(card_networks="10.0.0.0/8\nschool wifi", card_window_max_minutes=60),
     )
     assert "“school wifi” is not an address range" in response.content.decode()
     response = signed_in(admin).post(
         "/settings/",
-        {"card_networks": "203.0.113.0/24", "card_window_max_minutes": "45"},
+        settings_form(card_networks="203.0.113.0/24", card_window_max_minutes=45),
     )
     assert response.status_code == 302
     current = PartnerSettings.current()

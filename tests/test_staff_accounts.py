@@ -19,6 +19,7 @@ from tests.factories import (
     make_sign_in_lock,
     make_staff,
     put_in_group,
+    settings_form,
 )
 
 STAFF_PASSWORD = "Sturdy-Lantern-Harbour-7"
@@ -205,7 +206,7 @@ def test_the_partner_lets_teachers_read_results_and_it_is_audited(admin, pupil_w
     put_in_group(class_7b, pupil_with_results)
     teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[class_7b])
 
-    signed_in(admin).post("/settings/", {"teachers_see_results": "on"})
+    signed_in(admin).post("/settings/", settings_form(teachers_see_results=True))
 
     assert PartnerSettings.current().teachers_see_results
     assert sees_results(User.objects.get(pk=teacher.pk))
@@ -221,9 +222,42 @@ def test_an_admin_keeps_records_without_reading_results_unless_the_partner_says(
     client = signed_in(admin)
     assert "HIGH" not in client.get(f"/learners/{pupil_with_results.pk}/").content.decode()
 
-    client.post("/settings/", {"admins_see_results": "on"})
+    client.post("/settings/", settings_form(admins_see_results=True))
 
     assert "HIGH" in signed_in(admin).get(f"/learners/{pupil_with_results.pk}/").content.decode()
+
+
+def test_the_partner_chooses_what_learners_read_and_who_they_talk_to_audited(admin):
+    response = signed_in(admin).post(
+        "/settings/",
+        settings_form(
+            show_scores_to_learners=True,
+            school_contact="Mrs Khan, our safeguarding lead, in room 12",
+            helplines="Samaritans: call 116 123\nChildline: call 0800 1111",
+        ),
+    )
+
+    assert response.status_code == 302
+    current = PartnerSettings.current()
+    assert current.show_scores_to_learners and not current.hide_results_from_learners
+    assert current.school_contact == "Mrs Khan, our safeguarding lead, in room 12"
+    assert current.helplines.splitlines() == [
+        "Samaritans: call 116 123",
+        "Childline: call 0800 1111",
+    ]
+    event = AuditEvent.objects.get(action=AuditEvent.Action.SETTINGS_CHANGED)
+    assert set(event.detail) == {"show_scores_to_learners", "school_contact", "helplines"}
+    page = signed_in(admin).get("/settings/").content.decode()
+    assert "What learners see of their results" in page
+    assert "Learners see their LOA score and risk level" in page
+
+
+def test_the_helplines_learners_are_shown_cannot_be_emptied(admin):
+    response = signed_in(admin).post("/settings/", settings_form(helplines="  "))
+
+    assert response.status_code == 200
+    assert "Childline" in PartnerSettings.current().helplines
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.SETTINGS_CHANGED).exists()
 
 
 def test_staff_usernames_take_the_normal_form_learners_do(db, monkeypatch):

@@ -1,17 +1,20 @@
 """Template helpers for upstream values that need care."""
 
 import json
+import re
 
 from django import template
 from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.formats import number_format
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.http import urlencode
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 
 from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
+from portal.numbers import number_text
 from portal.upstream import call_outcome_label
 
 register = template.Library()
@@ -84,11 +87,45 @@ def call_outcome(outcome: str) -> str:
     return call_outcome_label(outcome)
 
 
+# A phone number in a line of text: three digits or more, single spaces between groups, perhaps
+# after a + ("0800 1111", "116 123", "999", "+44 20 7946 0000"). Hyphens are not read as part of
+# one: "16-25 year olds" is not a number to dial.
+PHONE_NUMBER = re.compile(r"(?<![\w+])\+?\d(?: ?\d){2,}(?!\w)")
+# The last of these words before a number says how to reach it: "text SHOUT to 85258".
+HOW_TO_REACH = re.compile(r"\b(call|phone|ring|dial|tel|text|sms)\b", re.IGNORECASE)
+
+
+@register.filter
+def phone_links(line: str) -> SafeString:
+    """Make each phone number in a line a link that calls it (or texts it, after "text")."""
+    parts: list[str] = []
+    start = 0
+    for match in PHONE_NUMBER.finditer(line):
+        said = HOW_TO_REACH.findall(line, 0, match.start())
+        scheme = "sms" if said and said[-1].lower() in ("text", "sms") else "tel"
+        number = match.group()
+        parts += [
+            escape(line[start : match.start()]),
+            format_html('<a href="{}:{}">{}</a>', scheme, number.replace(" ", ""), number),
+        ]
+        start = match.end()
+    parts.append(escape(line[start:]))
+    # Each part is escaped text or format_html's markup.
+    return mark_safe("".join(parts))  # noqa: S308
+
+
+@register.filter
+def number(value) -> str:
+    """Show a figure (a score, a count) the portal's one way: 1,234.5, 45.45, 50."""
+    return number_text(value)
+
+
 @register.filter
 def plain_number(value) -> str:
-    """Show a Decimal as the upstream wrote it, without trailing zeros or exponent.
+    """Show an identifier such as an assessment's version exactly as the upstream wrote it.
 
-    The decimal separator is the active locale's (72.5 in English, 72,5 in German).
+    Not for figures (`number` rounds those): a version 1.125 is not version 1.13. No
+    trailing zeros or exponent; the decimal separator is the active locale's.
     """
     if value is None:
         return ""

@@ -1,0 +1,118 @@
+"""What a learner's results page says: their results in words for their age, and who can help.
+
+The partner decides what learners see of their own results (`PartnerSettings`): the upstream's
+words without the LOA score and risk level (the default), everything, or no results at all,
+only that their answers arrived and a member of staff will look at them. Whatever it decides,
+the page says who to talk to at school and which helplines answer when school is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.utils.safestring import SafeString
+
+from assessments import page_markup
+from assessments.taking import ResultsSnapshot
+from portal.models import PartnerSettings
+
+if TYPE_CHECKING:  # annotations only: the learners app sits above this one
+    from learners.models import Learner
+
+# The words a page uses for a learner's age, by the spec's level codes as learners.models.Level
+# names them (that app sits above this one). A learner without a level reads the secondary's.
+PRIMARY = "primary"
+SECONDARY = "secondary"
+FURTHER_EDUCATION = "further_education"
+WORDING_BY_LEVEL = {
+    "LOA_PARTNER_LEVEL3": PRIMARY,
+    "LOA_PARTNER_LEVEL2": SECONDARY,
+    "LOA_PARTNER_LEVEL1": FURTHER_EDUCATION,
+}
+
+# Shown should a partner's list ever be empty: the page always names somewhere to turn.
+DEFAULT_HELPLINES = PartnerSettings._meta.get_field("helplines").default
+
+
+def wording_for(level: str) -> str:
+    """Return which words suit a learner of this level: primary, secondary or further."""
+    return WORDING_BY_LEVEL.get(level, SECONDARY)
+
+
+@dataclass(frozen=True)
+class ResultsPage:
+    """What the learner's results page shows besides the attempt's own state."""
+
+    wording: str
+    # Rendered results (None while there are none, or when the partner hides them).
+    result_html: SafeString | None
+    # Whether the partner lets learners read their results at all.
+    results_shown: bool
+    # The results have arrived but the partner hides them: the page says only that the
+    # answers arrived and a member of staff will look at them.
+    results_hidden: bool
+    # Who to talk to at school, as staff wrote it; empty: the page's own kind default.
+    contacts: tuple[str, ...]
+    # Helplines for when school is closed, one per line as the partner wrote them.
+    helplines: tuple[str, ...]
+
+    @property
+    def primary(self) -> bool:
+        return self.wording == PRIMARY
+
+    @property
+    def further_education(self) -> bool:
+        return self.wording == FURTHER_EDUCATION
+
+
+def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
+    """Return the learner's results page as the partner wants it read, at their age."""
+    settings = PartnerSettings.current()
+    wording = wording_for(learner.level)
+    has_results = attempt.result_pk is not None
+    shown = not settings.hide_results_from_learners
+    return ResultsPage(
+        wording=wording,
+        result_html=(
+            page_markup.results_markup(
+                attempt,
+                primary=wording == PRIMARY,
+                show_scores=settings.show_scores_to_learners,
+            )
+            if has_results and shown
+            else None
+        ),
+        results_shown=shown,
+        results_hidden=has_results and not shown,
+        contacts=school_contacts(learner, settings),
+        helplines=helplines(settings),
+    )
+
+
+def school_contacts(learner: Learner, settings: PartnerSettings) -> tuple[str, ...]:
+    """Return who the learner can talk to: their groups' contacts, else the partner's."""
+    # Through the learner's own relation, by name: the learners app sits above this one.
+    named = (
+        learner.group_memberships.filter(left_at__isnull=True)
+        .exclude(group__contact="")
+        .order_by("group__name", "group_id")
+        .values_list("group__contact", flat=True)
+    )
+    return _distinct(named) or _distinct([settings.school_contact])
+
+
+def helplines(settings: PartnerSettings) -> tuple[str, ...]:
+    """Return the partner's helplines, one per line (the defaults should the list be empty)."""
+    return _distinct(settings.helplines.splitlines()) or _distinct(DEFAULT_HELPLINES.splitlines())
+
+
+def _distinct(texts: Iterable[str]) -> tuple[str, ...]:
+    """Return the texts with their spaces tidied, once each, in order, without empty ones."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        tidy = " ".join(text.split())
+        if tidy:
+            seen.setdefault(tidy)
+    return tuple(seen)
