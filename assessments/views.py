@@ -25,7 +25,7 @@ from assessments.taking import (
     results_snapshot,
     saved_answers,
 )
-from portal.access import learner_required
+from portal.access import learner_required, safeguarding_ready
 from portal.middleware import learner_keep_alive, learner_seconds_left, not_activity
 from portal.models import PartnerSettings
 from portal.partner_api import PartnerApiError
@@ -47,12 +47,15 @@ def my_assessments(request: HttpRequest) -> HttpResponse:
     """List the learner's assessments: the one to start or resume, and past results."""
     attempts = list(request.learner.attempts.select_related("result"))
     finished = [a for a in attempts if a.state in AssessmentAttempt.FINISHED_STATES]
+    current = current_attempt(attempts)
     return render(
         request,
         "assessments/my_assessments.html",
         {
             "attempts": attempts,
-            "current": current_attempt(attempts),
+            "current": current,
+            # Nothing new starts until a safeguarding lead can be told (services.attempt_start).
+            "not_open": current is None and not safeguarding_ready(),
             "finished": finished,
             "latest": finished[0] if finished else None,
             "results_hidden": PartnerSettings.current().hide_results_from_learners,

@@ -112,3 +112,11 @@ def test_staff_are_told_why_until_a_dsl_exists_then_assessments_open(upstream):
     assert banner not in signed_in(admin).get("/learners/").content.decode()
     response = signed_in(learner.user).post("/me/start/")
     assert response.status_code == 302 and learner.attempts.count() == 1
+
+
+@pytest.mark.no_dsl
+@pytest.mark.django_db
+def test_my_assessments_says_kindly_that_nothing_is_open_yet(learner):
+    page = signed_in(learner.user).get("/me/").content.decode()
+
+    assert "Not open yet." in page and "Start my assessment" not in page
