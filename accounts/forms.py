@@ -113,6 +113,8 @@ class StaffChangeForm(StaffAccountForm):
 # Fields a POST may leave out without changing them (scripts post only what they change).
 KEPT_WHEN_LEFT_OUT = (
     "card_window_max_minutes",
+    "card_networks",
+    "school_contact",
     "needs_help_priority",
     "needs_help_routine",
     "risk_levels_priority",

@@ -99,7 +99,9 @@ def followup_area_names() -> list[str]:
 
 def followup_risk_levels() -> list[str]:
     """Return every risk level that items carry, most severe first, for the queue's filter."""
-    return sorted(_distinct_values(FollowUp, "risk_level"), key=lambda r: (-risk_rank(r), r))
+    # A learner's own request carries no risk level: no empty choice for it.
+    levels = [level for level in _distinct_values(FollowUp, "risk_level") if level]
+    return sorted(levels, key=lambda r: (-risk_rank(r), r))
 
 
 def _distinct_values(model, column: str) -> list[str]:
@@ -141,5 +143,5 @@ def learner_open_followups(learner: Learner) -> list[FollowUp]:
         learner.follow_ups.filter(OPEN_ITEMS)
         .select_related("assignee")
         .prefetch_related("areas")
-        .order_by("due_date", "id")
+        .order_by("-priority", "due_date", "id")
     )

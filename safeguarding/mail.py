@@ -74,7 +74,8 @@ def alert_email_claim(*, email_id: int, now: datetime) -> bool:
     taken = (
         AlertEmail.objects.filter(pk=email_id, sent_at__isnull=True)
         .filter(
-            Q(state=AlertEmail.State.WAITING)
+            Q(state=AlertEmail.State.WAITING, next_try_at__isnull=True)
+            | Q(state=AlertEmail.State.WAITING, next_try_at__lte=now)
             | Q(state=AlertEmail.State.SENDING, claimed_until__lt=now)
         )
         .update(
@@ -91,18 +92,45 @@ def alert_email_send(*, email_id: int, now: datetime | None = None) -> str:
     now = now or timezone.now()
     if not alert_email_claim(email_id=email_id, now=now):
         return AlertEmail.objects.filter(pk=email_id).values_list("state", flat=True).first() or ""
-    email = AlertEmail.objects.select_related("alert").get(pk=email_id)
+    email = AlertEmail.objects.select_related("alert__test_recipient").get(pk=email_id)
+    if email.purpose == AlertEmail.Purpose.ESCALATED and email.alert.acknowledged_at:
+        # Acknowledged while this waited: "not yet acknowledged" would be untrue.
+        AlertEmail.objects.filter(pk=email.pk).update(
+            state=AlertEmail.State.SKIPPED, claimed_until=None, last_error=""
+        )
+        return AlertEmail.State.SKIPPED
+    # Who holds the role now: a lead added (or an address corrected) since the alert was
+    # raised receives it on the next try.
+    email.recipients = recipients_now(email)
     try:
         if not email.recipients:
             raise NoRecipients
         alert_message(email).send(fail_silently=False)
     except (OSError, smtplib.SMTPException, NoRecipients) as error:
         return _record_failure(email, error, now=now)
+    except Exception as error:  # noqa: BLE001 - an address the server refuses to parse, say
+        logger.exception("Alert email %s could not be built or sent", email.pk)
+        return _record_failure(email, error, now=now)
     AlertEmail.objects.filter(pk=email.pk).update(
-        state=AlertEmail.State.SENT, sent_at=timezone.now(), claimed_until=None, last_error=""
+        state=AlertEmail.State.SENT,
+        sent_at=timezone.now(),
+        claimed_until=None,
+        last_error="",
+        recipients=email.recipients,
     )
     logger.info("Sent %s email of safeguarding alert %s", email.purpose, email.alert_id)
     return AlertEmail.State.SENT
+
+
+def recipients_now(email: AlertEmail) -> list[str]:
+    """Return who the email goes to as the roles stand now (the test recipient for a test)."""
+    alert = email.alert
+    if alert.kind == Alert.Kind.TEST:
+        lead = alert.test_recipient
+        return [lead.email] if lead is not None and lead.is_active and lead.email else []
+    from safeguarding.services import recipients_of
+
+    return recipients_of(email.purpose)
 
 
 class NoRecipients(Exception):
@@ -125,6 +153,7 @@ def _record_failure(email: AlertEmail, error: Exception, *, now: datetime) -> st
         claimed_until=None,
         next_try_at=next_try,
         last_error=reason[:300],
+        recipients=email.recipients,
     )
     logger.warning(
         "Could not send %s email of safeguarding alert %s (try %s): %s",

@@ -102,6 +102,7 @@ class AlertEmail(models.Model):
         SENDING = "sending", gettext_lazy("Being sent")
         SENT = "sent", gettext_lazy("Sent")
         FAILED = "failed", gettext_lazy("Could not be sent")
+        SKIPPED = "skipped", gettext_lazy("Not needed: acknowledged first")
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="emails")
     purpose = models.CharField(max_length=10, choices=Purpose.choices)

@@ -3,7 +3,11 @@
 from django.contrib.auth.models import AbstractBaseUser
 
 from assessments.models import AssessmentResult
-from safeguarding.services import alert_raise_for_result, alert_raise_test
+from safeguarding.services import (
+    alert_emails_retry_failed,
+    alert_raise_for_result,
+    alert_raise_test,
+)
 
 
 def raise_alert_on_result_stored(sender, *, result: AssessmentResult, **kwargs) -> None:
@@ -16,3 +20,5 @@ def raise_alert_on_result_stored(sender, *, result: AssessmentResult, **kwargs) 
 def send_test_alert_on_role_granted(sender, *, user: AbstractBaseUser, **kwargs) -> None:
     """Send a new safeguarding lead a test alert, so a wrong address shows before it matters."""
     alert_raise_test(lead=user)
+    # Emails that found no lead (or a wrong address) before: the new lead is sent them now.
+    alert_emails_retry_failed()

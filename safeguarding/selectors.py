@@ -30,11 +30,9 @@ def leads_banner() -> LeadsBanner:
         overdue=Count("pk", filter=~Q(kind=Alert.Kind.TEST) & Q(escalated_at__isnull=False)),
         tests=Count("pk", filter=Q(kind=Alert.Kind.TEST)),
     )
-    failed = (
-        AlertEmail.objects.filter(sent_at__isnull=True)
-        .filter(Q(state=AlertEmail.State.FAILED) | ~Q(last_error=""))
-        .count()
-    )
+    # Until the alert is acknowledged: then someone has it in hand, email or not (the
+    # operations page keeps listing the email).
+    failed = unsent_alert_emails_query().filter(alert__acknowledged_at__isnull=True).count()
     return LeadsBanner(failed_emails=failed, **counts)
 
 
@@ -80,10 +78,15 @@ def acknowledgement_times(
     )
 
 
-def unsent_alert_emails() -> list[AlertEmail]:
-    """Return the alert emails that failed at least once and are not sent, oldest first."""
-    return list(
+def unsent_alert_emails_query() -> QuerySet:
+    """Return the alert emails that failed at least once and are not sent."""
+    return (
         AlertEmail.objects.filter(sent_at__isnull=True)
+        .exclude(state=AlertEmail.State.SKIPPED)
         .filter(Q(state=AlertEmail.State.FAILED) | ~Q(last_error=""))
-        .order_by("created_at", "pk")[:50]
     )
+
+
+def unsent_alert_emails() -> list[AlertEmail]:
+    """Return the unsent alert emails for the operations page, oldest first."""
+    return list(unsent_alert_emails_query().order_by("created_at", "pk")[:50])

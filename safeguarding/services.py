@@ -109,7 +109,7 @@ def alert_raise_for_result(*, result: AssessmentResult) -> Alert | None:
 
 
 @transaction.atomic
-def alert_raise_for_request(*, learner: Learner, address: str | None) -> tuple[Alert, bool]:
+def alert_raise_for_request(*, learner: Learner) -> tuple[Alert, bool]:
     """Raise an alert for a learner who asked to talk to someone; return it and if it is new.
 
     A second press while the first is not yet acknowledged adds nothing: the adults already
@@ -130,14 +130,32 @@ def alert_raise_for_request(*, learner: Learner, address: str | None) -> tuple[A
         learner=learner,
         follow_up=follow_up,
     )
+    # Not the pupil as actor, nor their address: the trail outlives an erasure, and the
+    # learner link is what erasure anonymises.
     audit_record(
-        actor=learner.user,
-        address=address,
+        actor=None,
+        address=None,
         action=Action.HELP_ASKED,
         learner=learner,
         alert=alert.pk,
     )
     return alert, True
+
+
+def alert_emails_retry_failed() -> int:
+    """Try again the unsent emails of alerts nobody acknowledged (a lead was just added)."""
+    failed = AlertEmail.objects.filter(
+        sent_at__isnull=True,
+        state=AlertEmail.State.FAILED,
+        alert__acknowledged_at__isnull=True,
+    )
+    ids = list(failed.values_list("pk", flat=True))
+    AlertEmail.objects.filter(pk__in=ids).update(
+        state=AlertEmail.State.WAITING, tries=0, next_try_at=None
+    )
+    for email_id in ids:
+        enqueue_alert_email(email_id)
+    return len(ids)
 
 
 @transaction.atomic

@@ -41,6 +41,7 @@ def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
     if alert_acknowledge(alert=alert, by=request.user, address=client_address(request)):
         messages.success(request, _("Alert acknowledged. Thank you."))
     else:
+        alert.refresh_from_db()
         messages.info(
             request,
             _("%(name)s had already acknowledged this alert.")
@@ -59,8 +60,6 @@ def talk(request: HttpRequest) -> HttpResponse:
         "primary": request.learner.level == Level.PRIMARY,
     }
     if request.method == "POST":
-        _alert, new = alert_raise_for_request(
-            learner=request.learner, address=client_address(request)
-        )
+        _alert, new = alert_raise_for_request(learner=request.learner)
         return render(request, "safeguarding/talk_sent.html", {**context, "already": not new})
     return render(request, "safeguarding/talk.html", context)

@@ -494,3 +494,66 @@ def test_an_admin_sets_the_lists_and_school_day_on_the_settings_page():
     assert event.detail["school_day_starts"] == "08:45"
     refused = client.post("/settings/", {"school_day_starts": "16:00", "school_day_ends": "09:00"})
     assert "The school day must end after it starts." in refused.content.decode()
+
+
+@pytest.mark.django_db
+def test_an_email_that_found_no_lead_goes_to_the_next_lead_appointed(learner, settings):
+    settings.ALERT_EMAIL_MAX_TRIES = 1
+    User = type(make_staff("tmp.x", role=StaffRole.TEACHER))
+    User.objects.filter(username="dsl.on.duty").update(email="")
+    signed_in(learner.user).post("/me/talk/")
+    email = AlertEmail.objects.get(alert__kind=Alert.Kind.ASKED)
+    assert email.state == AlertEmail.State.FAILED and mail.outbox == []
+    assert (
+        "1 alert email could not be sent"
+        in signed_in(User.objects.get(username="dsl.on.duty")).get("/learners/").content.decode()
+    )
+
+    staff_add(
+        username="nia.new",
+        email="nia.new@school.example",
+        role=StaffRole.DSL,
+        password=PASSWORD,
+        added_by=None,
+        address=None,
+    )
+
+    email.refresh_from_db()
+    assert email.state == AlertEmail.State.SENT
+    assert email.recipients == ["nia.new@school.example"]
+    assert any("needs review" in message.subject for message in mail.outbox)
+
+
+@pytest.mark.django_db
+def test_an_escalation_email_acknowledged_before_it_went_is_not_sent(pupil, upstream, staff):
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    with_escalation_waiting = AlertEmail.objects.create(
+        alert=alert, purpose=AlertEmail.Purpose.ESCALATED, recipients=[DSL_ON_DUTY_EMAIL]
+    )
+    alert_acknowledge(alert=alert, by=staff, address=None)
+    mail.outbox.clear()
+
+    assert alert_email_send(email_id=with_escalation_waiting.pk) == AlertEmail.State.SKIPPED
+    assert mail.outbox == []
+
+
+@pytest.mark.django_db
+def test_a_pupils_request_is_audited_without_their_account_or_address(learner):
+    signed_in(learner.user).post("/me/talk/", REMOTE_ADDR="198.51.100.7")
+
+    event = AuditEvent.objects.get(action=Action.HELP_ASKED)
+    assert event.learner == learner
+    assert event.actor is None and event.actor_username == "" and event.ip_address is None
+
+
+@pytest.mark.django_db
+def test_an_admin_who_reads_no_results_is_not_told_why_a_record_is_held(learner):
+    signed_in(learner.user).post("/me/talk/")
+    admin = make_staff("ann.admin", role=StaffRole.ADMIN)
+
+    page = signed_in(admin).get(f"/learners/{learner.pk}/").content.decode()
+
+    assert "because of a safeguarding matter" in page
+    assert "follow-up about them" not in page and "alert about them" not in page

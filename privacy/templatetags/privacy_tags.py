@@ -3,17 +3,24 @@
 from django import template
 from django.utils import timezone
 
+from portal.access import sees_results
 from portal.models import PartnerSettings
 from privacy.selectors import hold_of, kept_until
 
 register = template.Library()
 
 
-@register.inclusion_tag("privacy/includes/records_hold.html")
-def records_hold_status(learner) -> dict:
-    """Say whether a learner's records are held past the retention period, until when, why."""
+@register.inclusion_tag("privacy/includes/records_hold.html", takes_context=True)
+def records_hold_status(context, learner) -> dict:
+    """Say whether a learner's records are held past the retention period, until when, why.
+
+    Why (an alert, a follow-up, the reason staff gave) only to staff who read results: a
+    partner admin who does not must not learn from it that a child worried someone.
+    """
     hold = hold_of(learner, today=timezone.localdate())
+    request = context.get("request")
     return {
+        "show_why": request is not None and sees_results(request.user),
         "learner": learner,
         "hold": hold,
         "kept_until": None if hold.held else kept_until(learner),
