@@ -40,6 +40,7 @@ TO_LOGIN = f"-> {LOGIN_URL}"
 TO_HOME = "-> /"
 TO_ME = "-> /me/"
 TO_DASHBOARD = "-> /dashboard/"
+TO_SETTINGS = "-> /settings/"
 TO_LOCKS = "-> /sign-in-locks/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
@@ -256,7 +257,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "accounts:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "accounts:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
     # An empty POST shows the form again: the helplines learners are shown may not be emptied.
-    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    # A POST that leaves fields out keeps them as they were: it saves, and comes back.
+    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
     "accounts:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Staff lift the lock of a learner they see (a second lift says it has ended), then come
     # back; a GET is refused before any lookup, so it reveals nothing.
