@@ -2,7 +2,9 @@
 
 from datetime import datetime
 
-from django_tasks import task, task_backends
+from django_tasks import task
+
+from portal.tasks import enqueue_when
 
 
 @task()
@@ -23,17 +25,9 @@ def escalate_alert(alert_id: int) -> None:
 
 def enqueue_alert_email(email_id: int, *, run_after: datetime | None = None) -> None:
     """Queue sending an alert email (a later try waits for the sweep if it cannot defer)."""
-    _enqueue(send_alert_email, email_id, run_after)
+    enqueue_when(send_alert_email, email_id, run_after=run_after)
 
 
 def enqueue_escalation(alert_id: int, *, run_after: datetime) -> None:
     """Queue the escalation check of an alert at its deadline."""
-    _enqueue(escalate_alert, alert_id, run_after)
-
-
-def _enqueue(chosen_task, object_id: int, run_after: datetime | None) -> None:
-    if run_after is not None and not task_backends[chosen_task.backend].supports_defer:
-        # The immediate backend (tests) would run it at once; the sweep runs it when due.
-        return
-    configured = chosen_task.using(run_after=run_after) if run_after else chosen_task
-    configured.enqueue(object_id)
+    enqueue_when(escalate_alert, alert_id, run_after=run_after)
