@@ -106,7 +106,8 @@ class AlertEmail(models.Model):
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="emails")
     purpose = models.CharField(max_length=10, choices=Purpose.choices)
-    recipients = models.JSONField(default=list)
+    # Who it went to (or was last tried with): worked out again on every try, from the roles.
+    recipients = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=8, choices=State.choices, default=State.WAITING)
     tries = models.PositiveSmallIntegerField(default=0)
     # A sender holds the email until then; a sender that died leaves it to the next after.

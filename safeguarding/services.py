@@ -49,17 +49,14 @@ def escalation_deadline(raised_at: datetime, partner: PartnerSettings) -> dateti
 
 
 def _alert_create(*, now: datetime | None = None, **fields) -> Alert:
-    """Create an alert with its deadline and its first email, sent once the alert commits."""
+    """Create an alert with its deadline and its first email, queued in the same transaction."""
     now = now or timezone.now()
     partner = PartnerSettings.current()
     alert = Alert.objects.create(
         raised_at=now, escalate_at=escalation_deadline(now, partner), **fields
     )
-    if alert.kind == Alert.Kind.TEST:
-        to = [alert.test_recipient.email] if alert.test_recipient.email else []
-    else:
-        to = recipients_of(AlertEmail.Purpose.RAISED)
-    email = AlertEmail.objects.create(alert=alert, purpose=AlertEmail.Purpose.RAISED, recipients=to)
+    # Its recipients are worked out when it is sent (safeguarding.mail.recipients_now).
+    email = AlertEmail.objects.create(alert=alert, purpose=AlertEmail.Purpose.RAISED)
     # With the database queue the task rows are written in this transaction: they exist
     # exactly when the alert does (a rolled-back alert sends nothing).
     enqueue_alert_email(email.pk)
@@ -213,9 +210,7 @@ def alerts_escalate_due(
             alert.escalated_at = now
             alert.save(update_fields=["escalated_at"])
             email, _created = AlertEmail.objects.get_or_create(
-                alert=alert,
-                purpose=AlertEmail.Purpose.ESCALATED,
-                defaults={"recipients": recipients_of(AlertEmail.Purpose.ESCALATED)},
+                alert=alert, purpose=AlertEmail.Purpose.ESCALATED
             )
             audit_record(
                 actor=None,

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from django import template
 from django.db import DatabaseError
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
 
 from portal.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
 from safeguarding.selectors import acknowledgement_times, leads_banner, unsent_alert_emails
@@ -55,11 +56,14 @@ def duration_words(value: timedelta | None) -> str:
         return "–"
     minutes = int(value.total_seconds() // 60)
     if minutes < 1:
-        return "under 1 min"
+        return gettext("under 1 min")
     days, minutes = divmod(minutes, 24 * 60)
     hours, minutes = divmod(minutes, 60)
     if days:
-        return f"{days} day{'s' if days != 1 else ''} {hours} h"
+        return ngettext("%(days)d day %(hours)d h", "%(days)d days %(hours)d h", days) % {
+            "days": days,
+            "hours": hours,
+        }
     if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min"
+        return gettext("%(hours)d h %(minutes)d min") % {"hours": hours, "minutes": minutes}
+    return gettext("%(minutes)d min") % {"minutes": minutes}
