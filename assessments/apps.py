@@ -5,3 +5,11 @@ from django.utils.translation import gettext_lazy as _
 class AssessmentsConfig(AppConfig):
     name = "assessments"
     verbose_name = _("Assessments")
+
+    def ready(self) -> None:
+        from assessments.selectors import deliveries_waiting, results_waiting
+        from portal.health import register_work_queue
+
+        # On /readyz and /metrics: answers waiting to reach the upstream, and results to fetch.
+        register_work_queue("deliveries", deliveries_waiting)
+        register_work_queue("results", results_waiting)

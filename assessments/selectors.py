@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, Min, OuterRef, QuerySet, Subquery
+from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult
+from portal.health import WorkQueue
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one and imports it
     from learners.models import Learner
@@ -94,3 +96,25 @@ def focus_area_changes(earlier: AssessmentResult, latest: AssessmentResult) -> F
         only_in_latest=[n for n in after if n not in before],
         only_in_earlier=[n for n in before if n not in after],
     )
+
+
+def _waiting_since(states: tuple[str, ...]) -> WorkQueue:
+    """Count the attempts in `states` and how long the oldest has waited since it was sent."""
+    # Answered by attempt_unfinished_idx alone (state and submitted_at are in it).
+    figures = AssessmentAttempt.objects.filter(state__in=states).aggregate(
+        waiting=Count("id"), oldest=Min("submitted_at")
+    )
+    oldest = figures["oldest"]
+    age = max((timezone.now() - oldest).total_seconds(), 0.0) if oldest else None
+    return WorkQueue(waiting=figures["waiting"], oldest_waiting_seconds=age)
+
+
+def deliveries_waiting() -> WorkQueue:
+    """Submissions not yet accepted by the upstream (being sent, or waiting to be sent again)."""
+    State = AssessmentAttempt.State
+    return _waiting_since((State.SUBMITTING, State.SUBMIT_PENDING))
+
+
+def results_waiting() -> WorkQueue:
+    """Submissions the upstream accepted whose results have not been stored yet."""
+    return _waiting_since((AssessmentAttempt.State.SUBMITTED,))

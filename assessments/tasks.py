@@ -4,10 +4,12 @@ from datetime import datetime
 
 from django_tasks import task
 
+from portal.request_context import carries_request_id
 from portal.tasks import enqueue_when
 
 
 @task()
+@carries_request_id
 def deliver_submission(attempt_id: int) -> None:
     """Deliver a pending submission if it is due."""
     from assessments.delivery import attempt_deliver
@@ -16,6 +18,7 @@ def deliver_submission(attempt_id: int) -> None:
 
 
 @task()
+@carries_request_id
 def fetch_results(attempt_id: int) -> None:
     """Fetch the results of a submitted attempt if it has none yet."""
     from assessments.delivery import attempt_fetch_results_when_due

@@ -7,3 +7,9 @@ class ImportsConfig(AppConfig):
 
     name = "imports"
     verbose_name = gettext_lazy("Bulk registration")
+
+    def ready(self) -> None:
+        from imports.selectors import imports_running
+        from portal.health import register_work_queue
+
+        register_work_queue("imports", imports_running)  # on /readyz and /metrics

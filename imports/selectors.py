@@ -7,12 +7,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import intcomma
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from imports.models import ImportJob, ImportRow
+from portal.health import WorkQueue
 
 
 @dataclass(frozen=True)
@@ -219,3 +220,17 @@ def import_result_rows(job: ImportJob) -> Iterator[tuple]:
         if state == ImportRow.State.INVALID:
             reason = " ".join(problems)
         yield row_number, username, RESULT_OUTCOMES[state], reason, user_id or ""
+
+
+def imports_running() -> WorkQueue:
+    """Confirmed jobs: those no run has started yet wait, the others are running."""
+    figures = ImportJob.objects.filter(state=ImportJob.State.RUNNING).aggregate(
+        waiting=Count("id", filter=Q(started_at__isnull=True)),
+        running=Count("id", filter=Q(started_at__isnull=False)),
+        oldest=Min("confirmed_at", filter=Q(started_at__isnull=True)),
+    )
+    oldest = figures["oldest"]
+    age = max((timezone.now() - oldest).total_seconds(), 0.0) if oldest else None
+    return WorkQueue(
+        waiting=figures["waiting"], oldest_waiting_seconds=age, running=figures["running"]
+    )

@@ -22,6 +22,7 @@ from imports.files import ImportFileError, file_rows, rows_check
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from imports.run import import_job_run
+from portal.tasks import enqueue_when
 
 __all__ = [
     "CredentialsGone",
@@ -130,7 +131,7 @@ def import_job_confirm(
             # After commit: the worker must find the job running. It writes the rows'
             # reasons in the language of the staff member who started it.
             language = get_language()
-            transaction.on_commit(lambda: run_import_job.enqueue(job.pk, language))
+            transaction.on_commit(lambda: enqueue_when(run_import_job, job.pk, language))
     job.refresh_from_db()
     return job
 
@@ -166,7 +167,7 @@ def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
     )
     if asked:
         language = get_language()
-        transaction.on_commit(lambda: run_import_job.enqueue(job.pk, language))
+        transaction.on_commit(lambda: enqueue_when(run_import_job, job.pk, language))
     return bool(asked)
 
 

@@ -4,10 +4,13 @@ from django.conf import settings
 from django.utils import translation
 from django_tasks import task
 
+from portal.request_context import carries_request_id
+
 
 # Its own queue and worker: an import holds a worker for minutes (hashing included), and
 # learners' submissions must not wait behind it.
 @task(queue_name="imports")
+@carries_request_id
 def run_import_job(job_id: int, language: str | None = None) -> None:
     """Register a confirmed import job's rows; resumes a job whose earlier run died.
 

@@ -1,6 +1,7 @@
 """Settings for the partner portal, read from the environment (and a `.env` file if present)."""
 
 import os
+from ipaddress import ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -50,6 +51,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id, the request's log line and its metrics (portal/request_log.py),
+    # then /healthz, /readyz and /metrics answered before any host check, redirect or session
+    # (portal/probes.py).
+    "portal.request_log.RequestLogMiddleware",
+    "portal.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -240,16 +246,57 @@ LOGGED_APPS = (
     "safeguarding",
     "demo",
 )
+# LOG_FORMAT: "plain" (a readable line, the default) or "json" (one object per line, for a log
+# collector). Every line carries the id of the request or task it belongs to; secrets are
+# masked (portal/log_format.py). django.request logs each 500 with its traceback;
+# django_tasks logs each task a worker runs.
+LOG_FORMAT = env("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured('LOG_FORMAT must be "plain" or "json"')
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "portal.request_context.RequestIdLogFilter"}},
+    "formatters": {
+        "plain": {"()": "portal.log_format.PlainFormatter"},
+        "json": {"()": "portal.log_format.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["request_id"],
+        }
+    },
     "loggers": {
-        app: {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")}
-        for app in LOGGED_APPS
+        **{
+            app: {"handlers": ["console"], "level": env("PORTAL_LOG_LEVEL", default="INFO")}
+            for app in LOGGED_APPS
+        },
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django_tasks": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
+
+# Observability (portal/request_context.py, portal/health.py, portal/metrics.py).
+# X-Request-ID is taken from a request only when its nearest peer (REMOTE_ADDR) lies in one of
+# these ranges, e.g. "127.0.0.1/32" for an nginx on the same machine; otherwise an id is made.
+REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
+# /metrics answers only a request with "Authorization: Bearer <METRICS_TOKEN>" or from an
+# address in METRICS_ALLOWED_IPS (ranges; the address as portal/addresses.py reads it); with
+# neither set it is off (404).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+# /readyz remembers that every migration is applied for this many seconds (checking costs tens
+# of milliseconds; a probe comes every second).
+READYZ_MIGRATIONS_CACHE_SECONDS = env.float("READYZ_MIGRATIONS_CACHE_SECONDS", default=300)
+for _name in ("REQUEST_ID_TRUSTED_PROXIES", "METRICS_ALLOWED_IPS"):
+    for _range in vars()[_name]:
+        try:
+            ip_network(_range.strip(), strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{_name}: {_range!r} is not an address range") from None
+
 
 # --------------------------------------------------------------------------------------------
 # Security

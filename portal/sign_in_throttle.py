@@ -50,6 +50,7 @@ from django.utils.translation import ngettext
 
 from portal.addresses import client_address
 from portal.models import SignInLock
+from portal.signals import sign_in_lock_set
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form
 
 logger = logging.getLogger(__name__)
@@ -163,6 +164,7 @@ class SignInThrottle:
         # The count ends with the lock, so that counting starts afresh after it (and attempts
         # refused meanwhile still give back what they counted).
         cache.touch(scope.count_key, timeout=settings.LOGIN_LOCKOUT_DURATION)
+        sign_in_lock_set.send(sender=SignInThrottle, scope=scope.kind)
         # Never the username itself: people type their password into it by mistake.
         if scope.kind == ACCOUNT:
             logger.warning(

@@ -6,3 +6,7 @@ from django.dispatch import Signal
 # hold, with `user`, `role` and `granted_by`, inside the transaction that grants it: the
 # safeguarding app sends the new lead a test alert.
 safeguarding_role_granted = Signal()
+
+# Sent by portal.sign_in_throttle when a sign-in scope is locked, with `scope` (account,
+# account_address or address): counted on /metrics (portal.metrics).
+sign_in_lock_set = Signal()

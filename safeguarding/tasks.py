@@ -4,10 +4,12 @@ from datetime import datetime
 
 from django_tasks import task
 
+from portal.request_context import carries_request_id
 from portal.tasks import enqueue_when
 
 
 @task()
+@carries_request_id
 def send_alert_email(email_id: int) -> None:
     """Send an alert email unless it has been sent."""
     from safeguarding.mail import alert_email_send
@@ -16,6 +18,7 @@ def send_alert_email(email_id: int) -> None:
 
 
 @task()
+@carries_request_id
 def escalate_alert(alert_id: int) -> None:
     """Escalate an alert if it is due and still not acknowledged."""
     from safeguarding.services import alerts_escalate_due

@@ -1,0 +1,117 @@
+"""/metrics: off unless a token or an address allow-list is set; the figures operators watch."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from django.conf import settings
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
+
+from assessments.models import AssessmentAttempt
+from tests.factories import make_attempt
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "metrics-token-0123456789abcdef"
+
+
+def test_metrics_are_off_by_default(client):
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer anything").status_code == 404
+
+
+def test_the_token_opens_them_and_a_wrong_one_does_not(client, settings):
+    settings.METRICS_TOKEN = TOKEN
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
+    assert client.get("/metrics", HTTP_AUTHORIZATION=f"Basic {TOKEN}").status_code == 404
+    response = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+
+
+def test_an_allowed_address_reads_them_without_a_token(client, settings):
+    settings.METRICS_ALLOWED_IPS = ["10.0.0.0/8"]
+    assert client.get("/metrics", REMOTE_ADDR="10.9.8.7").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 404
+
+
+def test_they_hold_the_figures_operators_watch(client, settings, learner):
+    settings.METRICS_TOKEN = TOKEN
+    make_attempt(learner, state=AssessmentAttempt.State.SUBMIT_PENDING)
+    client.post("/accounts/login/", {"username": "nobody.here", "password": "wrong-password"})
+    client.get("/learners/12345/")
+    text = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content.decode()
+    for name in (
+        "portal_request_duration_seconds_bucket",
+        "portal_requests_in_progress",
+        "portal_upstream_call_duration_seconds",
+        "portal_upstream_circuit_open 0.0",
+        'portal_work_waiting{queue="deliveries"} 1.0',
+        'portal_work_oldest_waiting_seconds{queue="deliveries"}',
+        'portal_work_running{queue="imports"} 0.0',
+        "portal_sign_in_failures_total",
+        "portal_sign_in_locks_total",
+    ):
+        assert name in text, name
+    assert 'route="/learners/<int:pk>/"' in text
+    assert "12345" not in text
+
+
+def sample(name: str, **labels: str) -> float:
+    """Read one figure as this process counts it (other tests in it count too)."""
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_upstream_calls_are_counted_by_endpoint_and_outcome(client, learner, upstream):
+    name = "portal_upstream_call_duration_seconds_count"
+    before = sample(name, endpoint="next-assessment", outcome="rejected")
+    client.force_login(learner.user)
+    client.post("/me/start/")  # the sandbox does not know this learner: refused
+    assert sample(name, endpoint="next-assessment", outcome="rejected") == before + 1
+
+
+def test_sign_in_failures_and_locks_are_counted(client, settings, staff):
+    settings.LOGIN_FAILURE_LIMIT_PER_USERNAME = 2
+    failures = sample("portal_sign_in_failures_total")
+    locks = sample("portal_sign_in_locks_total", scope="account_address")
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": staff.username, "password": "not-it-at-all"})
+    assert sample("portal_sign_in_failures_total") == failures + 3
+    assert sample("portal_sign_in_locks_total", scope="account_address") == locks + 1
+
+
+WORKER = textwrap.dedent(
+    """
+    import django
+    django.setup()
+    from portal import metrics
+    for _ in range({count}):
+        metrics.observe_request("/me/", "GET", 200, 0.02)
+    metrics.REQUESTS_IN_PROGRESS.inc()
+    """
+)
+
+
+def test_several_processes_add_up_in_multiprocess_mode(tmp_path):
+    environment = {
+        **os.environ,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+    }
+    for count in (3, 4):  # two gunicorn workers, as it were
+        subprocess.run(
+            [sys.executable, "-c", WORKER.format(count=count)],
+            cwd=settings.BASE_DIR,
+            env=environment,
+            check=True,
+            timeout=60,
+        )
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(tmp_path))
+    text = generate_latest(registry).decode()
+    assert (
+        'portal_request_duration_seconds_count{method="GET",route="/me/",status="2xx"} 7.0' in text
+    )
