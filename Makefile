@@ -74,6 +74,4 @@ check-migrations: install
 BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench
 .PHONY: bench
 bench: install
-	$(PY) -m pip install --quiet ".[test,bench]"
-	@rm -rf build *.egg-info
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.run
