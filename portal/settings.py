@@ -394,3 +394,6 @@ ALERT_EMAIL_RETRY_BASE = env.int("ALERT_EMAIL_RETRY_BASE", default=30)
 # Follow-ups
 # A follow-up item opened for a learner who needs help is due this many days later.
 FOLLOW_UP_DUE_DAYS = env.int("FOLLOW_UP_DUE_DAYS", default=7)
+
+# Backups (`make backup`, `make restore`; portal/backups.py): PostgreSQL dumps go here.
+BACKUP_DIR = env.path("BACKUP_DIR", default=BASE_DIR / "backups")
