@@ -7,7 +7,7 @@ waiting thread costs little while the process keeps answering on its other threa
 
 import os
 
-bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+bind = f"{os.environ.get('BIND_HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 worker_class = "gthread"
 # Processes: about one per core (gunicorn reads WEB_CONCURRENCY too); threads: pages waiting
 # on the upstream at once in each process.

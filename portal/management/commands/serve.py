@@ -47,7 +47,7 @@ class Command(BaseCommand):
     requires_system_checks = []  # checked once below, with --deploy when DEBUG is off
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+        parser.add_argument("--host", default=os.environ.get("BIND_HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         parser.add_argument(
             "--no-workers", action="store_true",
@@ -58,6 +58,10 @@ class Command(BaseCommand):
             help="Start no sweep (another machine runs them).",
         )  # fmt: skip
         parser.add_argument(
+            "--no-migrate", action="store_true",
+            help="Do not migrate (another machine does, before this one starts).",
+        )  # fmt: skip
+        parser.add_argument(
             "--stop-timeout", type=float, default=40.0, metavar="SECONDS",
             help="How long the processes get to finish what they are doing when told to stop.",
         )  # fmt: skip
@@ -66,7 +70,8 @@ class Command(BaseCommand):
         call_command("check", deploy=not settings.DEBUG, fail_level="ERROR")
         call_command("collectstatic", interactive=False, verbosity=0)
         self.stdout.write(f"Static files collected in {settings.STATIC_ROOT}.")
-        call_command("migrate", interactive=False, verbosity=1)
+        if not options["no_migrate"]:
+            call_command("migrate", interactive=False, verbosity=1)
         env = dict(os.environ)  # settings loaded .env into os.environ: the children see it too
         metrics_dir = prepare_metrics_dir(env)
         found = children(
