@@ -51,6 +51,24 @@ run: install
 	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	wait -n
 
+# The portal as it runs in production (docs/deploy.md): settings from the environment or .env
+# (.env.example lists every one; no sandbox, PARTNER_API_* must be set), collectstatic and
+# migrate, then gunicorn on 127.0.0.1:$$PORT (default 8000), both db_workers and the sweeps of
+# `make run`, each in its own process group. Ctrl-C or TERM stops them all; if one dies, the
+# others are stopped and it exits non-zero. `manage.py serve --help` for the options.
+.PHONY: serve backup restore
+serve: install
+	$(PY) manage.py serve
+
+# A PostgreSQL dump (pg_dump custom format) into BACKUP_DIR (default backups/); prints where.
+backup: install
+	$(PY) manage.py backup
+
+# make restore FILE=backups/portal-....dump: into the (empty or missing) DATABASE_URL database.
+restore: install
+	@test -n "$(FILE)" || { echo "Usage: make restore FILE=backups/portal-....dump"; exit 2; }
+	$(PY) manage.py restore "$(FILE)"
+
 # Both run the tests on every core (pytest-xdist): each worker has its own test database.
 test: install
 	$(PY) -m pytest -n auto
@@ -74,6 +92,4 @@ check-migrations: install
 BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench
 .PHONY: bench
 bench: install
-	$(PY) -m pip install --quiet ".[test,bench]"
-	@rm -rf build *.egg-info
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.run

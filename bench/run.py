@@ -143,6 +143,8 @@ def main() -> int:
 
         django.setup()
         call_command("migrate", verbosity=0)
+        # DEBUG off: pages name hashed static files, as in production (`manage.py serve`).
+        call_command("collectstatic", interactive=False, verbosity=0)
         cohort = ensure_cohort() if {"lists", "export"} & set(parts) else "not needed"
         print(f"Data set: {cohort}", flush=True)
         rows: list[tuple[str, str, str, str]] = []

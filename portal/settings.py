@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "demo",
 ]
 
+# WhiteNoise answers static files itself and returns at once: only the middleware listed above
+# it add their headers to those responses, so every header-setting middleware comes first.
 MIDDLEWARE = [
     # First: the request id, the request's log line and its metrics (portal/request_log.py),
     # then /healthz, /readyz and /metrics answered before any host check, redirect or session
@@ -58,6 +60,8 @@ MIDDLEWARE = [
     "portal.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,7 +71,6 @@ MIDDLEWARE = [
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "portal.middleware.IdleSessionMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
     "portal.middleware.NotFoundPageMiddleware",
 ]
@@ -173,9 +176,28 @@ TIME_ZONE = env("TIME_ZONE", default="Europe/London")
 USE_I18N = True
 USE_TZ = True
 
+# Static files. `make run` (DEBUG on) serves them straight from static/ and the apps. In
+# production (DEBUG off in the environment) `collectstatic` (run by `manage.py serve`) copies
+# them to STATIC_ROOT under names holding a hash of their content, with gzip and brotli copies,
+# and WhiteNoise serves them from the web processes: hashed names for a year (immutable), with
+# the pages' security headers. Without collectstatic a production page fails to render.
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+# Decided by the environment's DEBUG, not the test runner's: tests render pages without
+# collectstatic, so WhiteNoise finds their files in static/ and the apps, as in development.
+WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_USE_FINDERS = DEBUG
+# No other site needs the portal's files: no Access-Control-Allow-Origin on them.
+WHITENOISE_ALLOW_ALL_ORIGINS = False
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -419,3 +441,6 @@ ALERT_EMAIL_RETRY_BASE = env.int("ALERT_EMAIL_RETRY_BASE", default=30)
 # Follow-ups
 # A follow-up item opened for a learner who needs help is due this many days later.
 FOLLOW_UP_DUE_DAYS = env.int("FOLLOW_UP_DUE_DAYS", default=7)
+
+# Backups (`make backup`, `make restore`; portal/backups.py): PostgreSQL dumps go here.
+BACKUP_DIR = env.path("BACKUP_DIR", default=BASE_DIR / "backups")

@@ -310,6 +310,8 @@ from django.core.management import call_command
 from django.test import Client
 
 call_command("migrate", verbosity=0, interactive=False)
+# Production pages name hashed static files, so they need collectstatic (as `manage.py serve`).
+call_command("collectstatic", verbosity=0, interactive=False)
 User.objects.create_user("pat.production", password="Quiet-Harbour-Lamp-77")
 
 
@@ -358,6 +360,7 @@ def production(tmp_path_factory) -> dict:
         ["-c", PRODUCTION_REQUESTS],
         tmp_path,
         SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto,https",
+        STATIC_ROOT=str(tmp_path / "static"),
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert_no_secret_in(result.stdout + result.stderr)
