@@ -138,12 +138,28 @@ LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
 # Its own count: a class scanning while sign-in is closed must not lock the school out of
 # password sign-in.
 CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
-# The throttle counts live in the cache. The default (memory of one process) suits development
-# and a single process; with several processes or servers set a shared cache whose counts go
-# up atomically: CACHE_URL=redis://127.0.0.1:6379/1. (dbcache://portal_cache, after
-# `createcachetable`, is shared but counts by reading then writing: simultaneous sign-ins may
-# pass a limit.)
+# Shared state (issue 17): the throttle counts, the circuit breaker, the upstream-health
+# banner, the signed-in user and sessions live in the cache. The default (memory of one
+# process) suits development and a single process; with several processes or servers set a
+# shared cache whose counts go up atomically: CACHE_URL=redis://127.0.0.1:6379/1 (Django's own
+# RedisCache). (dbcache://portal_cache, after `createcachetable`, is shared but counts by
+# reading then writing: simultaneous sign-ins may pass a limit.)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if urlsplit(env("CACHE_URL", default="")).scheme in ("redis", "rediss"):
+    # Django's own backend whatever django-environ would pick (django-redis, if installed).
+    CACHES["default"]["BACKEND"] = "django.core.cache.backends.redis.RedisCache"
+# Keys of several deployments (or test runs) sharing one Redis database stay apart.
+CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
+# Whether every process of the deployment reads the same cache (Redis or the database).
+CACHE_IS_SHARED = CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("RedisCache", "DatabaseCache")
+if CACHE_IS_SHARED:
+    # Sessions read from the cache, written through to the database: a Redis restart or
+    # flush signs nobody out.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# The signed-in user (with their Learner and staff role) is kept in the cache between requests
+# for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
+# cache: another process's memory would not hear of a change made here.
+USER_CACHE_SECONDS = env.int("USER_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.
 UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", default=2)
