@@ -1,6 +1,10 @@
 """The portal's view of the assessment service: what to tell people when it fails, the record
 of failed calls, and whether it is available, as far as any process knows."""
 
+import logging
+import math
+import time
+
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
@@ -223,3 +227,30 @@ def upstream_available() -> bool:
 
 
 _NOT_CACHED = object()
+
+logger = logging.getLogger(__name__)
+
+
+class CacheCircuitStore:
+    """Open circuits shared through Django's cache (Redis), for every process's breakers.
+
+    A key expires with its cool-down, so a process that died holding the circuit open does
+    not keep the others failing fast. A cache that cannot be read counts as no opening.
+    """
+
+    def open_until(self, key: str) -> float | None:
+        try:
+            return cache.get(_circuit_key(key))
+        except Exception:
+            logger.warning("Shared circuit state unreadable; deciding in this process alone")
+            return None
+
+    def set_open(self, key: str, until: float) -> None:
+        cache.set(_circuit_key(key), until, timeout=max(1, math.ceil(until - time.time())))
+
+    def set_closed(self, key: str) -> None:
+        cache.delete(_circuit_key(key))
+
+
+def _circuit_key(key: str) -> str:
+    return f"portal.circuit-open:{key}"
