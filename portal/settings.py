@@ -163,6 +163,10 @@ USER_CACHE_SECONDS = env.int("USER_CACHE_SECONDS", default=300 if CACHE_IS_SHARE
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.
 UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", default=2)
+# Housekeeping (`manage.py sweep_housekeeping`): finished background-task results and failed
+# upstream calls (the operations page shows the last day's) are deleted after these many days.
+TASK_RESULTS_KEEP_DAYS = env.int("TASK_RESULTS_KEEP_DAYS", default=14)
+UPSTREAM_FAILURES_KEEP_DAYS = env.int("UPSTREAM_FAILURES_KEEP_DAYS", default=30)
 
 # Sessions end after a quiet spell (portal.middleware.IdleSessionMiddleware): learners share
 # classroom computers, so theirs end soon and with the browser; staff keep theirs longer.
