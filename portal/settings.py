@@ -146,8 +146,9 @@ CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
 # reading then writing: simultaneous sign-ins may pass a limit.)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 if urlsplit(env("CACHE_URL", default="")).scheme in ("redis", "rediss"):
-    # Django's own backend whatever django-environ would pick (django-redis, if installed).
-    CACHES["default"]["BACKEND"] = "django.core.cache.backends.redis.RedisCache"
+    # Django's own backend whatever django-environ would pick (django-redis, if installed),
+    # keeping one Redis client per pool rather than one per call (portal/cache.py).
+    CACHES["default"]["BACKEND"] = "portal.cache.RedisCache"
 # Keys of several deployments (or test runs) sharing one Redis database stay apart.
 CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
 # Whether every process of the deployment reads the same cache (Redis or the database).
@@ -159,7 +160,7 @@ if CACHE_IS_SHARED:
 # The signed-in user (with their Learner and staff role) is kept in the cache between requests
 # for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
 # cache: another process's memory would not hear of a change made here.
-USER_CACHE_SECONDS = env.int("USER_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
+ROW_CACHE_SECONDS = env.int("ROW_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.
 UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", default=2)

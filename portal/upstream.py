@@ -199,6 +199,7 @@ def publish_circuit_change(base_url: str, change: str) -> None:
         base_url=base_url, defaults={"unavailable_until": until}
     )
     cache.delete(f"portal.upstream-health:{base_url}")
+    _health_read.pop(base_url, None)
 
 
 def upstream_available() -> bool:
@@ -212,18 +213,28 @@ def upstream_available() -> bool:
     if not upstream_status(base_url).available:
         return False
     # Every page asks, so what other processes published is read at most every
-    # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above).
-    key = f"portal.upstream-health:{base_url}"
-    until = cache.get(key, _NOT_CACHED)
-    if until is _NOT_CACHED:
-        until = (
-            UpstreamHealth.objects.filter(base_url=base_url)
-            .values_list("unavailable_until", flat=True)
-            .first()
-        )
-        if settings.UPSTREAM_HEALTH_CACHE_SECONDS > 0:
-            cache.set(key, until, settings.UPSTREAM_HEALTH_CACHE_SECONDS)
+    # UPSTREAM_HEALTH_CACHE_SECONDS, and kept that long in this process's memory too (this
+    # process's own changes are known at once, above).
+    seconds = settings.UPSTREAM_HEALTH_CACHE_SECONDS
+    now = time.monotonic()
+    read_at, until = _health_read.get(base_url, (None, None))
+    if read_at is None or seconds <= 0 or now - read_at >= seconds:
+        key = f"portal.upstream-health:{base_url}"
+        until = cache.get(key, _NOT_CACHED)
+        if until is _NOT_CACHED:
+            until = (
+                UpstreamHealth.objects.filter(base_url=base_url)
+                .values_list("unavailable_until", flat=True)
+                .first()
+            )
+            if seconds > 0:
+                cache.set(key, until, seconds)
+        _health_read[base_url] = (now, until)
     return until is None or until <= timezone.now()
+
+
+# What this process last read of each upstream's published health, and when (monotonic).
+_health_read: dict[str, tuple[float, object]] = {}
 
 
 _NOT_CACHED = object()

@@ -1,8 +1,8 @@
-"""The signed-in user kept in the shared cache between requests, dropped when the account changes.
+"""Rows read on every request (the user, the partner's settings), cached until they change.
 
 Every signed-in request loads its user (with the Learner and staff profile) to check the
 session's auth hash, is_active and the learner's status: one database query each time. With a
-shared cache (USER_CACHE_SECONDS > 0) the row comes from the cache instead, and every change
+shared cache (ROW_CACHE_SECONDS > 0) the row comes from the cache instead, and every change
 that those checks read drops it: a save or delete of the User, its Learner or StaffProfile, a
 change of its groups (signals below), and the few queryset updates that bypass signals
 (forget_cached_user, called where they run). The checks themselves run on every request as
@@ -20,30 +20,39 @@ _KEY = "portal.user:{}"
 
 def cached_user(user_id, load):
     """Return the user `load(user_id)` finds, from the cache while nothing about it changed."""
-    seconds = settings.USER_CACHE_SECONDS
+    return cached_row(_KEY.format(user_id), lambda: load(user_id))
+
+
+def cached_row(key: str, load):
+    """Return what `load()` returns, from the shared cache while it is not dropped (forget_row).
+
+    None is never kept: a missing account signs nobody in, and a new one must show at once.
+    """
+    seconds = settings.ROW_CACHE_SECONDS
     if seconds <= 0:
-        return load(user_id)
-    key = _KEY.format(user_id)
-    user = cache.get(key)
-    if user is None:
-        user = load(user_id)
-        # Never a missing or refused account: it signs nobody in, and a new one must show.
-        if user is not None:
-            cache.set(key, user, seconds)
-    return user
+        return load()
+    row = cache.get(key)
+    if row is None:
+        row = load()
+        if row is not None:
+            cache.set(key, row, seconds)
+    return row
 
 
-def forget_cached_user(user_id) -> None:
-    """Drop a user's cached copy now and once the transaction commits.
+def forget_row(key: str) -> None:
+    """Drop a cached row now and once the transaction commits.
 
     Dropped again after the commit: a request that read the old row before the commit may
     have cached it meanwhile.
     """
-    if user_id is None:
-        return
-    key = _KEY.format(user_id)
     cache.delete(key)
     transaction.on_commit(lambda: cache.delete(key))
+
+
+def forget_cached_user(user_id) -> None:
+    """Drop a user's cached copy now and once the transaction commits."""
+    if user_id is not None:
+        forget_row(_KEY.format(user_id))
 
 
 def _user_changed(sender, instance, **kwargs) -> None:
@@ -76,7 +85,7 @@ def connect_user_cache_signals() -> None:
 
     (The learners app adds its Learner, which this layer does not import.)
     """
-    from portal.models import StaffProfile
+    from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings, StaffProfile
 
     user_model = get_user_model()
     post_save.connect(_user_changed, sender=user_model, dispatch_uid="user_cache.user")
@@ -85,3 +94,11 @@ def connect_user_cache_signals() -> None:
     m2m_changed.connect(
         _groups_changed, sender=user_model.groups.through, dispatch_uid="user_cache.groups"
     )
+    # The partner's settings, read on many pages (PartnerSettings.current).
+    for signal in (post_save, post_delete):
+        signal.connect(
+            lambda **kwargs: forget_row(PARTNER_SETTINGS_KEY),
+            sender=PartnerSettings,
+            weak=False,
+            dispatch_uid=f"user_cache.partner_settings.{signal is post_save}",
+        )
