@@ -155,8 +155,8 @@ CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
 CACHE_IS_SHARED = CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("RedisCache", "DatabaseCache")
 if CACHE_IS_SHARED:
     # Sessions read from the cache, written through to the database: a Redis restart or
-    # flush signs nobody out.
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    # flush signs nobody out (cached_db, reading the signed-in user in the same round trip).
+    SESSION_ENGINE = "portal.sessions"
 # The signed-in user (with their Learner and staff role) is kept in the cache between requests
 # for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
 # cache: another process's memory would not hear of a change made here.

@@ -9,18 +9,36 @@ change of its groups (signals below), and the few queryset updates that bypass s
 before, on the cached copy.
 """
 
+from contextvars import ContextVar
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.core.signals import request_finished
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 _KEY = "portal.user:{}"
 
 
+def user_cache_key(user_id) -> str:
+    """Return the cache key of a user's cached copy."""
+    return _KEY.format(user_id)
+
+
 def cached_user(user_id, load):
     """Return the user `load(user_id)` finds, from the cache while nothing about it changed."""
-    return cached_row(_KEY.format(user_id), lambda: load(user_id))
+    return cached_row(user_cache_key(user_id), lambda: load(user_id))
+
+
+# A row read from the cache together with this request's session (portal.sessions): the
+# key and what the cache held (None: nothing), used once by cached_row.
+_prefetched: ContextVar[tuple[str, object] | None] = ContextVar("prefetched_row", default=None)
+
+
+def prefetch_row(key: str | None, row) -> None:
+    """Hand cached_row what the cache held under `key`, read beside the session."""
+    _prefetched.set(None if key is None else (key, row))
 
 
 def cached_row(key: str, load):
@@ -31,12 +49,21 @@ def cached_row(key: str, load):
     seconds = settings.ROW_CACHE_SECONDS
     if seconds <= 0:
         return load()
-    row = cache.get(key)
+    prefetched = _prefetched.get()
+    if prefetched is not None and prefetched[0] == key:
+        _prefetched.set(None)
+        row = prefetched[1]
+    else:
+        row = cache.get(key)
     if row is None:
         row = load()
         if row is not None:
             cache.set(key, row, seconds)
     return row
+
+
+def _forget_prefetched(**kwargs) -> None:
+    _prefetched.set(None)  # never carried into the thread's next request
 
 
 def forget_row(key: str) -> None:
@@ -87,6 +114,7 @@ def connect_user_cache_signals() -> None:
     """
     from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings, StaffProfile
 
+    request_finished.connect(_forget_prefetched, dispatch_uid="user_cache.prefetched")
     user_model = get_user_model()
     post_save.connect(_user_changed, sender=user_model, dispatch_uid="user_cache.user")
     post_delete.connect(_user_changed, sender=user_model, dispatch_uid="user_cache.user.delete")

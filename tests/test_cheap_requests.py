@@ -21,7 +21,7 @@ PRIVACY = "/me/privacy/"
 @pytest.fixture
 def production_cache(settings):
     """The settings a shared cache brings (portal/settings.py): cached_db sessions, cached user."""
-    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    settings.SESSION_ENGINE = "portal.sessions"
     settings.ROW_CACHE_SECONDS = 300
     settings.UPSTREAM_HEALTH_CACHE_SECONDS = 2
 
@@ -32,10 +32,11 @@ def attempt(learner):
 
 
 @pytest.fixture
-def signed_in(learner_client, attempt, production_cache):
+def signed_in(production_cache, client, learner, attempt):
     """The learner's client after one page view: session, user and health now in the cache."""
-    assert learner_client.get(page_url(attempt)).status_code == 200
-    return learner_client
+    client.force_login(learner.user)
+    assert client.get(page_url(attempt)).status_code == 200
+    return client
 
 
 def without_caching(settings, learner) -> Client:
@@ -143,3 +144,28 @@ def test_the_partners_settings_are_read_once_and_fresh_after_a_change(production
 
     assert len(captured) == 0
     assert PartnerSettings.current().hide_results_from_learners == first.hide_results_from_learners
+
+
+def test_the_session_and_the_user_come_in_one_cache_read(signed_in, learner, monkeypatch):
+    from django.core.cache import cache
+
+    reads = []
+    for name in ("get", "get_many"):
+        real = getattr(cache, name)
+        monkeypatch.setattr(
+            cache,
+            name,
+            lambda *args, _real=real, _name=name, **kw: (
+                reads.append((_name, args)) or _real(*args, **kw)
+            ),
+        )
+
+    assert signed_in.session.session_key.startswith(f"u{learner.user_id}-")
+    assert still_signed_in(signed_in)
+    kinds = [name for name, _ in reads]
+    assert kinds.count("get_many") == 1, reads
+    # (The local-memory cache's get_many calls its get with a marker: not round trips.)
+    other_keys = [args[0] for name, args in reads if name == "get" and len(args) == 1]
+    assert all(
+        not key.startswith(("portal.user", "django.contrib.sessions")) for key in other_keys
+    ), reads
