@@ -213,12 +213,12 @@ def upstream_available() -> bool:
     if not upstream_status(base_url).available:
         return False
     # Every page asks, so what other processes published is read at most every
-    # UPSTREAM_HEALTH_CACHE_SECONDS, and kept that long in this process's memory too (this
-    # process's own changes are known at once, above).
+    # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above);
+    # from a shared cache, a round trip away, it is kept that long in memory too.
     seconds = settings.UPSTREAM_HEALTH_CACHE_SECONDS
     now = time.monotonic()
     read_at, until = _health_read.get(base_url, (None, None))
-    if read_at is None or seconds <= 0 or now - read_at >= seconds:
+    if read_at is None or not settings.CACHE_IS_SHARED or seconds <= 0 or now - read_at >= seconds:
         key = f"portal.upstream-health:{base_url}"
         until = cache.get(key, _NOT_CACHED)
         if until is _NOT_CACHED:
