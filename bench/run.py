@@ -3,8 +3,10 @@
     python -m bench.run [--only pages,lists,export,import,sign-in] [--rounds 3] [--seconds 4]
 
 Everything runs against BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench),
-created if missing and migrated, with DEBUG off. The 100,000 learners / 300,000 attempts are
-generated once (demo.generator) and reused while they are there. A sandbox upstream
+created if missing and migrated, with DEBUG off, and the cache (cached_db sessions, the signed-in
+user) in Redis at BENCH_CACHE_URL (default redis://127.0.0.1:6379/1), as production runs. The
+100,000 learners / 300,000 attempts are generated once (demo.generator) and reused while they
+are there. A sandbox upstream
 with 50 ms of latency on create-learner serves the bulk-registration part.
 """
 
@@ -18,6 +20,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench"
+DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/1"
 COHORT_LEARNERS = 100_000
 COHORT_ATTEMPTS = 300_000
 COHORT_SEED = 5
@@ -38,6 +41,9 @@ def bench_environment(database_url: str) -> dict[str, str]:
         "PARTNER_API_ALLOW_HTTP": "true",
         "SECURE_SSL_REDIRECT": "false",
         "PORTAL_LOG_LEVEL": "WARNING",
+        # Production's shared state: the cache (and cached_db sessions) in Redis.
+        "CACHE_URL": os.environ.get("BENCH_CACHE_URL", DEFAULT_CACHE_URL),
+        "CACHE_KEY_PREFIX": "bench",
     }
 
 

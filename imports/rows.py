@@ -38,6 +38,7 @@ from learners.registration import (
     upstream_register,
 )
 from portal.partner_api import PartnerApiClient, PartnerApiError
+from portal.user_cache import forget_cached_user
 from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)
@@ -142,6 +143,7 @@ def import_row_make_signin_ready(*, row_id: int) -> None:
             get_user_model().objects.filter(pk=row.learner.user_id).update(
                 password=hashed, is_active=True
             )
+            forget_cached_user(row.learner.user_id)  # an update sends no signal
 
 
 def rows_prepare(row_ids: list[int]) -> list[ImportRow]:

@@ -26,6 +26,7 @@ from learners.models import Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.partner_api import CreatedLearner, PartnerApiClient, PartnerApiError, PartnerApiRejected
 from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
+from portal.user_cache import forget_cached_user
 from portal.usernames import username_normal_form
 
 # The spec gives no status for a taken username; a strict upstream answers 409.
@@ -161,6 +162,7 @@ def learner_activate(*, learner: Learner, upstream_user_id: str, account_ready: 
         )
         if account_ready:
             get_user_model().objects.filter(pk=learner.user_id).update(is_active=True)
+        forget_cached_user(learner.user_id)  # updates send no signal
     learner.upstream_user_id, learner.status = upstream_user_id, Learner.Status.ACTIVE
     if account_ready and Learner.user.is_cached(learner):
         learner.user.is_active = True  # the caller's copy says what the database now says

@@ -14,6 +14,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from portal.addresses import client_address
 from portal.sign_in_throttle import THROTTLED, SignInThrottle, sign_in_input_too_long
+from portal.user_cache import cached_user
 from portal.usernames import username_normal_form
 
 logger = logging.getLogger(__name__)
@@ -29,13 +30,12 @@ class CaseInsensitiveModelBackend(ModelBackend):
     """
 
     def get_user(self, user_id):
-        """Load the signed-in user with their Learner and staff role in one query."""
-        user = (
-            get_user_model()
-            ._default_manager.select_related("learner", "staff_profile")
-            .filter(pk=user_id)
-            .first()
-        )
+        """Load the signed-in user with their Learner and staff role (cached, portal.user_cache).
+
+        is_active is checked here on every request, and the session's auth hash and the
+        learner's status after, on the cached copy as on a fresh one.
+        """
+        user = cached_user(user_id, _load_user)
         return user if user is not None and self.user_can_authenticate(user) else None
 
     @sensitive_variables("password")
@@ -89,6 +89,16 @@ class CaseInsensitiveModelBackend(ModelBackend):
         if account.check_password(password) and self.user_can_authenticate(account):
             return account
         return None
+
+
+def _load_user(user_id):
+    """Load a user with their Learner and staff profile in one query; None if there is none."""
+    return (
+        get_user_model()
+        ._default_manager.select_related("learner", "staff_profile")
+        .filter(pk=user_id)
+        .first()
+    )
 
 
 def account_for(username: str):

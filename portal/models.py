@@ -68,6 +68,9 @@ class StaffProfile(models.Model):
         return f"{self.user}: {self.get_role_display()}"
 
 
+PARTNER_SETTINGS_KEY = "portal.partner-settings"
+
+
 class PartnerSettings(models.Model):
     """The partner's own choices about who sees what; one row, edited by partner admins."""
 
@@ -169,8 +172,13 @@ class PartnerSettings(models.Model):
 
     @classmethod
     def current(cls) -> "PartnerSettings":
-        """Return the partner's settings, made with the defaults the first time."""
-        return cls.objects.get_or_create(pk=1)[0]
+        """Return the partner's settings, made with the defaults the first time.
+
+        Read on many pages: kept in the shared cache (ROW_CACHE_SECONDS), dropped when saved.
+        """
+        from portal.user_cache import cached_row
+
+        return cached_row(PARTNER_SETTINGS_KEY, lambda: cls.objects.get_or_create(pk=1)[0])
 
 
 class SignInLockQuerySet(models.QuerySet):

@@ -147,15 +147,36 @@ LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
 # Its own count: a class scanning while sign-in is closed must not lock the school out of
 # password sign-in.
 CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
-# The throttle counts live in the cache. The default (memory of one process) suits development
-# and a single process; with several processes or servers set a shared cache whose counts go
-# up atomically: CACHE_URL=redis://127.0.0.1:6379/1. (dbcache://portal_cache, after
-# `createcachetable`, is shared but counts by reading then writing: simultaneous sign-ins may
-# pass a limit.)
+# Shared state (issue 17): the throttle counts, the circuit breaker, the upstream-health
+# banner, the signed-in user and sessions live in the cache. The default (memory of one
+# process) suits development and a single process; with several processes or servers set a
+# shared cache whose counts go up atomically: CACHE_URL=redis://127.0.0.1:6379/1 (Django's own
+# RedisCache). (dbcache://portal_cache, after `createcachetable`, is shared but counts by
+# reading then writing: simultaneous sign-ins may pass a limit.)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if urlsplit(env("CACHE_URL", default="")).scheme in ("redis", "rediss"):
+    # Django's own backend whatever django-environ would pick (django-redis, if installed),
+    # keeping one Redis client per pool rather than one per call (portal/cache.py).
+    CACHES["default"]["BACKEND"] = "portal.cache.RedisCache"
+# Keys of several deployments (or test runs) sharing one Redis database stay apart.
+CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
+# Whether every process of the deployment reads the same cache (Redis or the database).
+CACHE_IS_SHARED = CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("RedisCache", "DatabaseCache")
+if CACHE_IS_SHARED:
+    # Sessions read from the cache, written through to the database: a Redis restart or
+    # flush signs nobody out (cached_db, reading the signed-in user in the same round trip).
+    SESSION_ENGINE = "portal.sessions"
+# The signed-in user (with their Learner and staff role) is kept in the cache between requests
+# for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
+# cache: another process's memory would not hear of a change made here.
+ROW_CACHE_SECONDS = env.int("ROW_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.
 UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", default=2)
+# Housekeeping (`manage.py sweep_housekeeping`): finished background-task results and failed
+# upstream calls (the operations page shows the last day's) are deleted after these many days.
+TASK_RESULTS_KEEP_DAYS = env.int("TASK_RESULTS_KEEP_DAYS", default=14)
+UPSTREAM_FAILURES_KEEP_DAYS = env.int("UPSTREAM_FAILURES_KEEP_DAYS", default=30)
 
 # Sessions end after a quiet spell (portal.middleware.IdleSessionMiddleware): learners share
 # classroom computers, so theirs end soon and with the browser; staff keep theirs longer.

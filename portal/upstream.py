@@ -1,6 +1,10 @@
 """The portal's view of the assessment service: what to tell people when it fails, the record
 of failed calls, and whether it is available, as far as any process knows."""
 
+import logging
+import math
+import time
+
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
@@ -195,6 +199,7 @@ def publish_circuit_change(base_url: str, change: str) -> None:
         base_url=base_url, defaults={"unavailable_until": until}
     )
     cache.delete(f"portal.upstream-health:{base_url}")
+    _health_read.pop(base_url, None)
 
 
 def upstream_available() -> bool:
@@ -208,18 +213,55 @@ def upstream_available() -> bool:
     if not upstream_status(base_url).available:
         return False
     # Every page asks, so what other processes published is read at most every
-    # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above).
-    key = f"portal.upstream-health:{base_url}"
-    until = cache.get(key, _NOT_CACHED)
-    if until is _NOT_CACHED:
-        until = (
-            UpstreamHealth.objects.filter(base_url=base_url)
-            .values_list("unavailable_until", flat=True)
-            .first()
-        )
-        if settings.UPSTREAM_HEALTH_CACHE_SECONDS > 0:
-            cache.set(key, until, settings.UPSTREAM_HEALTH_CACHE_SECONDS)
+    # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above);
+    # from a shared cache, a round trip away, it is kept that long in memory too.
+    seconds = settings.UPSTREAM_HEALTH_CACHE_SECONDS
+    now = time.monotonic()
+    read_at, until = _health_read.get(base_url, (None, None))
+    if read_at is None or not settings.CACHE_IS_SHARED or seconds <= 0 or now - read_at >= seconds:
+        key = f"portal.upstream-health:{base_url}"
+        until = cache.get(key, _NOT_CACHED)
+        if until is _NOT_CACHED:
+            until = (
+                UpstreamHealth.objects.filter(base_url=base_url)
+                .values_list("unavailable_until", flat=True)
+                .first()
+            )
+            if seconds > 0:
+                cache.set(key, until, seconds)
+        _health_read[base_url] = (now, until)
     return until is None or until <= timezone.now()
 
 
+# What this process last read of each upstream's published health, and when (monotonic).
+_health_read: dict[str, tuple[float, object]] = {}
+
+
 _NOT_CACHED = object()
+
+logger = logging.getLogger(__name__)
+
+
+class CacheCircuitStore:
+    """Open circuits shared through Django's cache (Redis), for every process's breakers.
+
+    A key expires with its cool-down, so a process that died holding the circuit open does
+    not keep the others failing fast. A cache that cannot be read counts as no opening.
+    """
+
+    def open_until(self, key: str) -> float | None:
+        try:
+            return cache.get(_circuit_key(key))
+        except Exception:
+            logger.warning("Shared circuit state unreadable; deciding in this process alone")
+            return None
+
+    def set_open(self, key: str, until: float) -> None:
+        cache.set(_circuit_key(key), until, timeout=max(1, math.ceil(until - time.time())))
+
+    def set_closed(self, key: str) -> None:
+        cache.delete(_circuit_key(key))
+
+
+def _circuit_key(key: str) -> str:
+    return f"portal.circuit-open:{key}"

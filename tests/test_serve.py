@@ -55,7 +55,7 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
     with portal_served(env, tmp_path) as portal:
         portal.wait_until_serving()
 
-        # Beside gunicorn (a master and its 2 workers): both task workers and the 4 sweeps.
+        # Beside gunicorn (a master and its 2 workers): both task workers and the 5 sweeps.
         processes = portal.descendants()
         commands = sorted(processes.values())
         assert sum("gunicorn" in c for c in commands) == 3, commands
@@ -66,6 +66,7 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
             ("sweep_imports", 60),
             ("sweep_alerts", 30),
             ("sweep_retention", 3600),
+            ("sweep_housekeeping", 3600),
         ]:
             assert sum(c.endswith(f"{sweep} --every {every}") for c in commands) == 1, commands
 

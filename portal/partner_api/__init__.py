@@ -9,6 +9,7 @@ nothing itself; its modules, from the bottom up:
 - assumptions: every guess about the upstream where the spec is silent (docs/partner-api.md);
 - parsing: response bodies validated into the types;
 - replies: error messages, Retry-After and request ids read from replies, secrets redacted;
+- circuit_store: the store through which breakers of several processes share an opening;
 - resilience: the retry policy, the circuit breaker and UpstreamStatus;
 - listeners: CallRecord and the call and circuit listeners;
 - transport: HTTP (the only module that imports requests and urllib3);
@@ -36,6 +37,7 @@ from portal.partner_api.assumptions import (
     RETRY_NEVER,
     SMALL_INT_RANGE,
 )
+from portal.partner_api.circuit_store import CircuitStore, circuit_store, set_circuit_store
 from portal.partner_api.client import DEFAULT_TIMEOUT, PartnerApiClient
 from portal.partner_api.config import CLIENT_SETTINGS, get_client, upstream_status
 from portal.partner_api.errors import (
@@ -105,6 +107,7 @@ __all__ = [
     "BreakerSnapshot",
     "CallRecord",
     "CircuitBreaker",
+    "CircuitStore",
     "CreatedLearner",
     "FocusArea",
     "NextAssessment",
@@ -127,6 +130,7 @@ __all__ = [
     "add_circuit_listener",
     "breaker_for",
     "check_breaker_settings",
+    "circuit_store",
     "existing_breaker",
     "get_client",
     "notify_call_listeners",
@@ -134,6 +138,7 @@ __all__ = [
     "remove_call_listener",
     "remove_circuit_listener",
     "reset_circuit_breakers",
+    "set_circuit_store",
     "status_of",
     "upstream_status",
     # The assumptions, defaults and limits, readable here as they were before the package.

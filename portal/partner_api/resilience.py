@@ -9,6 +9,7 @@ together.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
+
+from portal.partner_api.circuit_store import circuit_store
 
 __all__ = [
     "BreakerSnapshot",
@@ -47,6 +50,9 @@ DEFAULT_BREAKER_COOLDOWN = 30.0  # seconds of failing fast before a trial call
 MIN_ATTEMPT_SECONDS = 0.1
 # 2**60 backoff units already exceed any sane cap; larger exponents would overflow a float.
 _MAX_EXPONENT = 60
+
+
+logger = logging.getLogger("portal.partner_api")
 
 
 # Retries --------------------------------------------------------------------------------------
@@ -160,6 +166,9 @@ class CircuitBreaker:
     Half-open: one trial call goes through while the others are still refused; its HEALTHY end
     closes the circuit, its DOWN end opens it for another cool-down. A threshold of 0 turns the
     breaker off. Calls that were already under way when it opened only move the count.
+
+    With a circuit store (circuit_store.set_circuit_store) and a key, an opening is shared: a
+    closed breaker also fails fast while another process's circuit of the same key is open.
     """
 
     def __init__(
@@ -167,7 +176,10 @@ class CircuitBreaker:
         threshold: int = DEFAULT_BREAKER_THRESHOLD,
         cooldown: float = DEFAULT_BREAKER_COOLDOWN,
         clock: Clock = time.monotonic,
+        *,
+        key: str | None = None,
     ) -> None:
+        self.key = key  # names the upstream in the circuit store; None: never shared
         self._lock = threading.Lock()
         self._state = _State.CLOSED
         self._failures = 0
@@ -185,9 +197,12 @@ class CircuitBreaker:
 
     def allow(self) -> Permit | None:
         """Return a permit for one call, or None when the call must fail fast."""
+        shared_open_for = self._shared_open_for()
         with self._lock:
-            if self.threshold == 0 or self._state is _State.CLOSED:
+            if self.threshold == 0:
                 return Permit()
+            if self._state is _State.CLOSED:
+                return None if shared_open_for is not None else Permit()
             if self._state is _State.OPEN:
                 if self.clock() < self._open_until:
                     return None
@@ -199,6 +214,12 @@ class CircuitBreaker:
 
     def settle(self, permit: Permit, verdict: Verdict) -> str | None:
         """Record how a permitted call ended; return "opened", "reopened" or "closed" if so."""
+        change = self._settle(permit, verdict)
+        if change is not None:
+            self._share(change)
+        return change
+
+    def _settle(self, permit: Permit, verdict: Verdict) -> str | None:
         with self._lock:
             if verdict is Verdict.HEALTHY:
                 self._failures = 0
@@ -225,7 +246,10 @@ class CircuitBreaker:
 
     def snapshot(self) -> BreakerSnapshot:
         """Describe the breaker now, without changing it."""
+        shared_open_for = self._shared_open_for()
         with self._lock:
+            if self._state is _State.CLOSED and self.threshold and shared_open_for is not None:
+                return BreakerSnapshot("open", False, shared_open_for, self._failures)
             if self.threshold == 0 or self._state is _State.CLOSED:
                 return BreakerSnapshot("closed", True, None, self._failures)
             now = self.clock()
@@ -238,6 +262,32 @@ class CircuitBreaker:
         """Open the circuit for one cool-down (the lock is held)."""
         self._state = _State.OPEN
         self._open_until = self.clock() + self.cooldown
+
+    def _shared_open_for(self) -> float | None:
+        """Return the seconds another process's open circuit of this key has left, if any."""
+        store = circuit_store()
+        if store is None or self.key is None or not self.threshold:
+            return None
+        try:
+            until = store.open_until(self.key)
+        except Exception:  # the store is a help, never a reason for a call to fail
+            logger.warning("circuit store unreadable; this process decides alone", exc_info=True)
+            return None
+        left = None if until is None else until - time.time()
+        return left if left is not None and left > 0 else None
+
+    def _share(self, change: str) -> None:
+        """Tell the circuit store this process's circuit opened or closed (outside the lock)."""
+        store = circuit_store()
+        if store is None or self.key is None:
+            return
+        try:
+            if change == "closed":
+                store.set_closed(self.key)
+            else:
+                store.set_open(self.key, time.time() + self.cooldown)
+        except Exception:
+            logger.warning("circuit store unwritable; other processes decide alone", exc_info=True)
 
 
 def check_breaker_settings(threshold: int, cooldown: float) -> None:
@@ -261,7 +311,7 @@ def breaker_for(key: str, *, threshold: int, cooldown: float, clock: Clock) -> C
     with _breakers_lock:
         breaker = _breakers.get(key)
         if breaker is None:
-            breaker = _breakers[key] = CircuitBreaker(threshold, cooldown, clock)
+            breaker = _breakers[key] = CircuitBreaker(threshold, cooldown, clock, key=key)
             return breaker
     if (breaker.threshold, breaker.cooldown, breaker.clock) != (threshold, cooldown, clock):
         breaker.configure(threshold, cooldown, clock)

@@ -13,7 +13,13 @@ from django.core.management.base import BaseCommand
 from portal.launcher import Child, Launcher
 
 # The sweeps and how often each runs (seconds): the same as `make run`.
-SWEEPS = {"sweep_attempts": 60, "sweep_imports": 60, "sweep_alerts": 30, "sweep_retention": 3600}
+SWEEPS = {
+    "sweep_attempts": 60,
+    "sweep_imports": 60,
+    "sweep_alerts": 30,
+    "sweep_retention": 3600,
+    "sweep_housekeeping": 3600,
+}
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "gunicorn.conf.py"
 
 
