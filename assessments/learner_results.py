@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 from assessments import page_markup
 from assessments.taking import ResultsSnapshot
 from portal.models import PartnerSettings
+from portal.user_cache import cached_row, forget_row
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
@@ -93,14 +94,30 @@ def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
 
 def school_contacts(learner: Learner, settings: PartnerSettings) -> tuple[str, ...]:
     """Return who the learner can talk to: their groups' contacts, else the partner's."""
+    # Read on every results page: kept in the shared cache until the learner's groups change
+    # (the learners app drops it: forget_group_contacts).
+    named = cached_row(_contacts_key(learner.pk), lambda: _group_contacts(learner))
+    return named or _distinct([settings.school_contact])
+
+
+def _group_contacts(learner: Learner) -> tuple[str, ...]:
     # Through the learner's own relation, by name: the learners app sits above this one.
-    named = (
+    return _distinct(
         learner.group_memberships.filter(left_at__isnull=True)
         .exclude(group__contact="")
         .order_by("group__name", "group_id")
         .values_list("group__contact", flat=True)
     )
-    return _distinct(named) or _distinct([settings.school_contact])
+
+
+def _contacts_key(learner_id: int) -> str:
+    return f"assessments.contacts:{learner_id}"
+
+
+def forget_group_contacts(learner_ids: Iterable[int]) -> None:
+    """Drop the cached school contacts of these learners (their groups or a group changed)."""
+    for learner_id in learner_ids:
+        forget_row(_contacts_key(learner_id))
 
 
 def helplines(settings: PartnerSettings) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from assessments.learner_results import forget_group_contacts
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import GroupMembership, GroupStaff, Learner, SchoolGroup
@@ -117,6 +118,8 @@ def group_learners_add(
     GroupMembership.objects.bulk_create(
         GroupMembership(group=group, learner=learner, added_by=added_by) for learner in joining
     )
+    # bulk_create sends no signal: the cached contacts of their results pages are dropped here.
+    forget_group_contacts(learner.pk for learner in joining)
     for learner in joining:
         audit_record(
             actor=added_by,
@@ -141,6 +144,7 @@ def group_learner_remove(
     left = group.memberships.filter(learner=learner, left_at__isnull=True).update(
         left_at=timezone.now(), removed_by=removed_by
     )
+    forget_group_contacts([learner.pk])  # update() sends no signal
     if left:
         audit_record(
             actor=removed_by,

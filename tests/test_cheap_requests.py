@@ -1,6 +1,7 @@
 """A signed-in request with production settings (sessions and the user in the cache) is cheap,
 and every per-request check still holds on the cached user."""
 
+import re
 import time
 
 import pytest
@@ -10,9 +11,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from assessments.models import AssessmentAttempt
+from learners.groups import group_learner_remove, group_learners_add
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from privacy.services import learner_erase
-from tests.factories import make_attempt, make_result
+from tests.factories import make_attempt, make_group, make_result
 from tests.journeys import page_url
 
 PRIVACY = "/me/privacy/"
@@ -77,13 +79,42 @@ def test_a_results_page_needs_no_session_or_user_query(signed_in, attempt, setti
     uncached_client.get(url)
     uncached = queries_of(uncached_client, url)
 
-    # Today's 5 (session, user, partner's settings, attempt with result, school contacts) to 2.
-    assert len(uncached) == 5 and len(cached) == 2
+    # Today's 5 (session, user, partner's settings, attempt with result, school contacts) to 1.
+    assert len(uncached) == 5 and len(cached) == 1
     assert not any(
         table in sql
         for sql in cached
-        for table in ("auth_user", "django_session", "portal_partnersettings")
+        for table in (
+            "auth_user",
+            "django_session",
+            "portal_partnersettings",
+            "learners_groupmembership",
+        )
     )
+
+
+def test_the_cached_school_contacts_follow_the_learners_groups(signed_in, attempt, learner):
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=AssessmentAttempt.State.SUBMITTED)
+    make_result(attempt)
+    url = f"/me/assessments/{attempt.assessment_id}/results/"
+    tutor_group = make_group("9 North")
+    tutor_group.contact = "Mr Osei, in room 4"
+    tutor_group.save()
+
+    def contacts() -> list[str]:
+        listed = re.search(
+            r'<ul class="contacts">(.*?)</ul>', signed_in.get(url).content.decode(), re.S
+        )
+        return re.findall(r"<li>(.*?)</li>", listed.group(1)) if listed else []
+
+    assert contacts() == []  # now cached: no group yet
+    group_learners_add(group=tutor_group, learners=[learner], added_by=None, address=None)
+    assert contacts() == ["Mr Osei, in room 4"]
+    tutor_group.contact = "Ms Ali, in room 9"
+    tutor_group.save()
+    assert contacts() == ["Ms Ali, in room 9"]
+    group_learner_remove(group=tutor_group, learner=learner, removed_by=None, address=None)
+    assert contacts() == []
 
 
 def still_signed_in(client) -> bool:
