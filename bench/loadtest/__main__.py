@@ -88,6 +88,9 @@ def main() -> int:
         print("\nInterrupted: stopping every process of the run.", flush=True)
         return 130
     finally:
+        # A second Ctrl-C must not cut the stopping short and leave processes behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop.set()
         cluster.stop()
     print()

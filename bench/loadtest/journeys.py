@@ -84,6 +84,8 @@ class Learner(Person):
             self._journey(outcome, password)
         except StepFailed as failure:
             outcome.failure = str(failure)
+        except Exception as error:  # a page the generator cannot read: report, not crash
+            outcome.failure = f"unexpected: {error!r}"
         finally:
             self.browser.close()
 
