@@ -78,6 +78,8 @@ def main() -> int:
     env = environment(database_url, os.environ.get("LOADTEST_CACHE_URL", DEFAULT_CACHE_URL))
     directory = Path(tempfile.mkdtemp(prefix="portal-loadtest-"))
     print(f"Logs and nginx config: {directory}", flush=True)
+    # Ctrl-C (even if the shell started this with SIGINT ignored) and TERM stop the run.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     cluster = processes.Cluster(env, directory)
     stop = threading.Event()
