@@ -96,3 +96,19 @@ BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench
 .PHONY: bench
 bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.run
+
+# The scale-out load test of issue 17 (not part of `make test`): nginx (Debian's, installed
+# with apt if missing, started with its own config on a free port) in front of two gunicorn
+# instances, two delivery workers, the imports worker and the sweep, on PostgreSQL
+# (portal_loadtest, recreated each run) and Redis (db 4), against the sandbox (150 ms, 2% of
+# submissions refused with 503); one gunicorn and one worker are SIGKILLed half-way and
+# restarted. Prints one table. LEARNERS and MINUTES set the size; QUICK=1 is 40 learners in
+# 2 minutes. See bench/README.md.
+LEARNERS ?= 300
+MINUTES ?= 10
+.PHONY: loadtest
+loadtest: install
+	$(PY) -m pip install --quiet ".[test,bench]"
+	@rm -rf build *.egg-info
+	@test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx)
+	$(PY) -m bench.loadtest --learners $(LEARNERS) --minutes $(MINUTES) $(if $(QUICK),--quick)

@@ -30,6 +30,7 @@ from sandbox.endpoints import (
 )
 from sandbox.faults import JUNK_ASSESSMENT_ID, MISSING_FIELDS, FaultError
 from sandbox.faults import STATUS_KINDS as _STATUS_KINDS
+from sandbox.inspection import SUBMISSIONS_PATH, submissions_report
 from sandbox.state import SandboxState
 
 DEMO_API_KEY = "sandbox-demo-key"
@@ -104,6 +105,8 @@ class SandboxApp:
         path = environ.get("PATH_INFO", "")
         if path == CONTROL_PATH or path.startswith(CONTROL_PATH + "/"):
             return self._control(method, path, environ, start_response)
+        if path == SUBMISSIONS_PATH:
+            return self._inspect(method, environ, start_response)
         request_id = self.state.next_request_id()
         endpoint, handler, params, refusal = _resolve(method, path)
         try:
@@ -211,6 +214,19 @@ class SandboxApp:
         except FaultError as error:
             reply = Reply(400, {"error": str(error)})
         return _respond(start_response, reply, allow=allowed if reply.status == 405 else None)
+
+    def _inspect(
+        self, method: str, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        """Answer the read-only submissions report (sandbox.inspection); never logged."""
+        try:
+            self._check_key(environ)
+            if method != "GET":
+                raise ApiError(405, "Method not allowed")
+            reply = Reply(200, submissions_report(self.state))
+        except ApiError as error:
+            reply = Reply(error.status, {"error": error.message})
+        return _respond(start_response, reply, allow="GET" if reply.status == 405 else None)
 
     def _control_reply(self, method: str, rest: str, environ: dict[str, Any]) -> Reply:
         """Carry out a control request that passed the key and method checks."""

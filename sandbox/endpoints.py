@@ -151,6 +151,7 @@ def submit_assessment(state: SandboxState, environ: dict[str, Any]) -> tuple[int
         raise ApiError(400, "Unknown or expired session")
     offer = state.offers[assessment_id]
     if offer.submitted:
+        state.refused_resubmissions.append(offer.assessment_id)
         raise ApiError(409, "Assessment already submitted")
     chosen = _validate_responses(body.get("responses"), questions_for_level(offer.level))
     offer.answers = chosen

@@ -88,6 +88,8 @@ class SandboxState:
         # (method, endpoint name, status sent; 0 for a connection dropped or left hanging)
         self.requests: list[tuple[str, str, int]] = []
         self.submissions: list[int] = []  # the assessment id of every submission accepted
+        # The assessment id of every resend refused because the assessment was submitted.
+        self.refused_resubmissions: list[int] = []
         self.faults = FaultSet(fault_seed)
         self._next_assessment_id = FIRST_ASSESSMENT_ID
         self._next_request_number = 1

@@ -1,0 +1,218 @@
+"""`make loadtest`: nginx, two gunicorns and three workers under simulated learners and staff.
+
+    python -m bench.loadtest [--learners 300] [--minutes 10] [--staff 2] [--quick] [--no-kill]
+
+Learners start evenly over the first 70% of the run; each journey takes about a fifth of it
+(their pauses scale with the run's length). Half-way through, one gunicorn instance (master
+and workers) and one delivery worker are killed with SIGKILL and restarted. Then the sandbox
+says what it received, and one table is printed. Ctrl-C stops everything the run started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from http.client import HTTPConnection
+from pathlib import Path
+
+from bench.loadtest import cluster as processes
+from bench.loadtest import prepare, report
+from bench.loadtest.browser import Browser, Recorder
+from bench.loadtest.journeys import Staff, run_people, spread
+
+DEFAULT_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_loadtest"
+DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/4"
+API_KEY = "sandbox-demo-key"
+# The upstream as the issue asks: 2% of submissions refused with 503 (this rule first, since
+# the first matching rule wins), and every call answered after 150 ms.
+SANDBOX_FAULTS = ("submit-assessment=503:rate=0.02", "*=latency:ms=150")
+START_SHARE = 0.7  # learners start evenly over this share of the run
+JOURNEY_SHARE = 0.2  # a journey's pauses add up to about this share of the run
+THINK_STEPS = 40  # pauses in a journey, in units of one think time
+RECOVERY_GRACE = 10.0  # seconds after the restarted server answers that errors still count
+
+
+def environment(database_url: str, cache_url: str) -> dict[str, str]:
+    """Return the production-like environment of every process of the run."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "portal.settings",
+        "DATABASE_URL": f"{database_url}?conn_max_age=600",
+        "CACHE_URL": cache_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "loadtest-only-secret-key-not-for-production-use-0123456789",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "PARTNER_API_KEY": API_KEY,
+        "PARTNER_API_ALLOW_HTTP": "true",
+        "SECURE_SSL_REDIRECT": "false",
+        "AUDIT_TRUST_X_FORWARDED_FOR": "true",
+        "PORTAL_LOG_LEVEL": "WARNING",
+        # A submission cut off by the kill sits in `submitting` until the sweep takes it for
+        # lost: 30 s here (a single call takes at most 13 s), not 5 minutes, so learners
+        # waiting on one see it within the run. Retries of refused ones start after 10 s.
+        "SUBMISSION_STUCK_AFTER": "30",
+        "DELIVERY_RETRY_BASE": "10",
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=300)
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--staff", type=int, default=2, help="staff reading pages meanwhile")
+    parser.add_argument("--quick", action="store_true", help="40 learners in 2 minutes")
+    parser.add_argument("--no-kill", action="store_true", help="kill nothing half-way")
+    args = parser.parse_args()
+    if args.quick:
+        args.learners, args.minutes = 40, 2.0
+    if not processes.nginx_available():
+        sys.exit("nginx is not installed: apt-get install nginx (make loadtest does)")
+
+    database_url = os.environ.get("LOADTEST_DATABASE_URL", DEFAULT_DATABASE_URL)
+    env = environment(database_url, os.environ.get("LOADTEST_CACHE_URL", DEFAULT_CACHE_URL))
+    directory = Path(tempfile.mkdtemp(prefix="portal-loadtest-"))
+    print(f"Logs and nginx config: {directory}", flush=True)
+    # Ctrl-C (even if the shell started this with SIGINT ignored) and TERM stop the run.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    cluster = processes.Cluster(env, directory)
+    stop = threading.Event()
+    try:
+        prepare.recreate_database(database_url, env)
+        figures = run(cluster, args, stop)
+    except KeyboardInterrupt:
+        print("\nInterrupted: stopping every process of the run.", flush=True)
+        return 130
+    finally:
+        # A second Ctrl-C must not cut the stopping short and leave processes behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        stop.set()
+        cluster.stop()
+    print()
+    print(report.render_table(report.table_rows(figures)))
+    print(f"Logs: {directory}")
+    return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Event):
+    """Start the processes, prepare people, run the load with the kill; return the figures."""
+    sandbox_port = processes.free_port()
+    faults = [f"--fault={spec}" for spec in SANDBOX_FAULTS]
+    cluster.manage(
+        "sandbox", "sandbox", f"--port={sandbox_port}", "--no-persist", "--seed=17", *faults
+    )
+    processes.wait_for_port(sandbox_port, timeout=60)
+    cluster.ports["sandbox"] = sandbox_port
+    cluster.env["PARTNER_API_BASE_URL"] = f"http://127.0.0.1:{sandbox_port}/plapi/v1/partners"
+    os.environ.update(cluster.env)
+    import django
+
+    django.setup()
+    prepare.clear_cache()
+    print(f"Registering {args.learners} learners with the sandbox", flush=True)
+    people = prepare.create_people(args.learners, args.staff)
+
+    cluster.gunicorn("web-a")
+    cluster.gunicorn("web-b")
+    cluster.manage("worker-1", "db_worker", "--no-startup-delay")
+    cluster.manage("worker-2", "db_worker", "--no-startup-delay")
+    cluster.manage("imports", "db_worker", "--no-startup-delay", "--queue-name=imports")
+    cluster.manage("sweep", "sweep_attempts", f"--every={processes.SWEEP_EVERY}")
+    port = cluster.nginx(["web-a", "web-b"])
+    for name in ("web-a", "web-b"):
+        processes.wait_until_serving(cluster.ports[name])
+    processes.wait_until_serving(port)
+    print(f"nginx on 127.0.0.1:{port} in front of web-a and web-b; load starts", flush=True)
+
+    seconds = args.minutes * 60
+    think = seconds * JOURNEY_SHARE / THINK_STEPS
+    recorder = Recorder()
+    starts = spread(len(people.learners), seconds * START_SHARE)
+    outcomes, threads = run_people(
+        recorder, "127.0.0.1", port, list(zip(people.learners, starts, strict=True)),
+        people.password, think, stop,
+    )  # fmt: skip
+    for index, username in enumerate(people.staff):
+        staff = Staff(Browser("127.0.0.1", port, recorder), think * 2, stop, seed=1000 + index)
+        threading.Thread(target=staff.run, args=(username, people.password), daemon=True).start()
+
+    window = None
+    kill_note = "no kill"
+    if not args.no_kill:
+        _sleep_until(recorder, seconds / 2)
+        window, kill_note = _kill_and_restart(cluster, recorder)
+    deadline = seconds + max(60.0, seconds * 0.2)
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - recorder.now()))
+    elapsed = recorder.now()
+    stop.set()
+    sent = {o.assessment_id: set(o.saved.values()) for o in outcomes if o.sent}
+    upstream = report.check_upstream(sent, _sandbox_report(cluster.ports["sandbox"]))
+    _print_portal_states(outcomes)
+    return report.RunFigures(
+        learners=len(outcomes),
+        completed=sum(o.completed for o in outcomes),
+        seconds=elapsed,
+        samples=list(recorder.samples),
+        window=window,
+        upstream=upstream,
+        kill_note=kill_note,
+    )
+
+
+def _kill_and_restart(cluster: processes.Cluster, recorder: Recorder):
+    """SIGKILL web-a (master and workers) and worker-1, restart both; return the window."""
+    started = recorder.now()
+    cluster.kill("web-a")
+    cluster.kill("worker-1")
+    print(f"{started:.0f} s: killed web-a and worker-1 (SIGKILL); restarting", flush=True)
+    cluster.gunicorn("web-a", cluster.ports["web-a"])
+    cluster.manage("worker-1", "db_worker", "--no-startup-delay")
+    processes.wait_until_serving(cluster.ports["web-a"])
+    back = recorder.now()
+    print(f"{back:.0f} s: web-a serves again", flush=True)
+    note = f"web-a + worker-1 at {started:.0f} s, back after {back - started:.1f} s"
+    return report.Window(started, back + RECOVERY_GRACE), note
+
+
+def _sleep_until(recorder: Recorder, moment: float) -> None:
+    while recorder.now() < moment:
+        time.sleep(min(1.0, moment - recorder.now()))
+
+
+def _sandbox_report(port: int) -> dict:
+    connection = HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/_sandbox/submissions", headers={"apikey": API_KEY})
+    response = connection.getresponse()
+    body = json.loads(response.read())
+    connection.close()
+    if response.status != 200:
+        raise RuntimeError(f"the sandbox's report answered {response.status}: {body}")
+    return body
+
+
+def _print_portal_states(outcomes) -> None:
+    """Print where the portal's attempts stand, and why learners did not finish."""
+    from django.db.models import Count
+
+    from assessments.models import AssessmentAttempt
+
+    states = AssessmentAttempt.objects.values_list("state").annotate(n=Count("id"))
+    print("Attempts in the portal by state: " + ", ".join(f"{s}: {n}" for s, n in states))
+    for outcome in [o for o in outcomes if not o.completed][:10]:
+        print(f"  not completed: {outcome.username}: {outcome.failure or 'still going'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
