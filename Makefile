@@ -108,7 +108,5 @@ LEARNERS ?= 300
 MINUTES ?= 10
 .PHONY: loadtest
 loadtest: install
-	$(PY) -m pip install --quiet ".[test,bench]"
-	@rm -rf build *.egg-info
 	@test -x /usr/sbin/nginx || (apt-get update -qq && apt-get install -y -qq nginx)
 	$(PY) -m bench.loadtest --learners $(LEARNERS) --minutes $(MINUTES) $(if $(QUICK),--quick)

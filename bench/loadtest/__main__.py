@@ -52,6 +52,8 @@ def environment(database_url: str, cache_url: str) -> dict[str, str]:
         "PARTNER_API_ALLOW_HTTP": "true",
         "SECURE_SSL_REDIRECT": "false",
         "AUDIT_TRUST_X_FORWARDED_FOR": "true",
+        # nginx sets X-Request-ID: every log line of a request carries the proxy's id.
+        "REQUEST_ID_TRUSTED_PROXIES": "127.0.0.1",
         "PORTAL_LOG_LEVEL": "WARNING",
         # A submission cut off by the kill sits in `submitting` until the sweep takes it for
         # lost: 30 s here (a single call takes at most 13 s), not 5 minutes, so learners
@@ -77,6 +79,8 @@ def main() -> int:
     database_url = os.environ.get("LOADTEST_DATABASE_URL", DEFAULT_DATABASE_URL)
     env = environment(database_url, os.environ.get("LOADTEST_CACHE_URL", DEFAULT_CACHE_URL))
     directory = Path(tempfile.mkdtemp(prefix="portal-loadtest-"))
+    # With DEBUG off pages name the hashed static files: collected once for every process.
+    env["STATIC_ROOT"] = str(directory / "static")
     print(f"Logs and nginx config: {directory}", flush=True)
     # Ctrl-C (even if the shell started this with SIGINT ignored) and TERM stop the run.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -119,6 +123,9 @@ def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Ev
     import django
 
     django.setup()
+    from django.core.management import call_command
+
+    call_command("collectstatic", interactive=False, verbosity=0)
     prepare.clear_cache()
     print(f"Registering {args.learners} learners with the sandbox", flush=True)
     people = prepare.create_people(args.learners, args.staff)
