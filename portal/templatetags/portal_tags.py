@@ -2,6 +2,8 @@
 
 import json
 import re
+from functools import lru_cache
+from typing import NamedTuple
 
 from django import template
 from django.templatetags.static import static
@@ -10,7 +12,7 @@ from django.utils.formats import number_format
 from django.utils.html import escape, format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext
 
 from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
@@ -44,6 +46,45 @@ def session_timeout_script(context: template.Context) -> str:
     # The settings and the dialog's words ride on a <meta>: the page's only scripts are bare
     # static-file tags. The script picks the sentence for the time left (whole minutes while
     # more than 90 seconds are left; the dialog opens SESSION_WARNING_SECONDS before the end).
+    words = _session_timeout_words(get_language())
+    return format_html(
+        '<meta name="learner-session" data-seconds-left="{}" data-keep-alive-url="{}" '
+        'data-sign-in-url="{}" data-warn-before="{}" data-title="{}" data-stay="{}" '
+        'data-failed="{}" data-warning-minutes="{}" data-warning-about-a-minute="{}" '
+        'data-warning-under-a-minute="{}">\n<script src="{}" defer></script>',
+        learner_seconds_left(request),
+        words.keep_alive_url,
+        f"{words.sign_in_url}?{urlencode({'next': request.path})}",
+        SESSION_WARNING_SECONDS,
+        words.title,
+        words.stay,
+        words.failed,
+        words.in_minutes,
+        words.about_a_minute,
+        words.under_a_minute,
+        words.script,
+    )
+
+
+class _SessionTimeoutWords(NamedTuple):
+    keep_alive_url: str
+    sign_in_url: str
+    title: str
+    stay: str
+    failed: str
+    in_minutes: str
+    about_a_minute: str
+    under_a_minute: str
+    script: str
+
+
+@lru_cache(maxsize=16)
+def _session_timeout_words(language: str | None) -> _SessionTimeoutWords:
+    """Return what the warning says in a language, and its addresses: the same on every page.
+
+    Worked out once per language and process: on every learner page these translations and
+    reversed URLs cost more than the rest of the tag.
+    """
     minutes = range(2, SESSION_WARNING_SECONDS // 60 + 1)
     in_minutes = {
         str(count): ngettext(
@@ -56,28 +97,22 @@ def session_timeout_script(context: template.Context) -> str:
         % {"count": count}
         for count in minutes
     }
-    return format_html(
-        '<meta name="learner-session" data-seconds-left="{}" data-keep-alive-url="{}" '
-        'data-sign-in-url="{}" data-warn-before="{}" data-title="{}" data-stay="{}" '
-        'data-failed="{}" data-warning-minutes="{}" data-warning-about-a-minute="{}" '
-        'data-warning-under-a-minute="{}">\n<script src="{}" defer></script>',
-        learner_seconds_left(request),
-        reverse("assessments:keep_alive"),
-        f"{reverse('login')}?{urlencode({'next': request.path})}",
-        SESSION_WARNING_SECONDS,
-        gettext("You will be signed out soon"),
-        gettext("Stay signed in"),
-        gettext("That did not work. Check your connection and try again."),
-        json.dumps(in_minutes, ensure_ascii=False),
-        gettext(
+    return _SessionTimeoutWords(
+        keep_alive_url=reverse("assessments:keep_alive"),
+        sign_in_url=reverse("login"),
+        title=gettext("You will be signed out soon"),
+        stay=gettext("Stay signed in"),
+        failed=gettext("That did not work. Check your connection and try again."),
+        in_minutes=json.dumps(in_minutes, ensure_ascii=False),
+        about_a_minute=gettext(
             "For your security, you will be signed out in about a minute because nothing "
             "has happened on this page. Your saved answers are kept."
         ),
-        gettext(
+        under_a_minute=gettext(
             "For your security, you will be signed out in less than a minute because nothing "
             "has happened on this page. Your saved answers are kept."
         ),
-        static("js/session_timeout.js"),
+        script=static("js/session_timeout.js"),
     )
 
 
