@@ -40,6 +40,10 @@ RECENT_PAGES: dict[str, tuple["PageMarkup", ...]] = {}
 RECENT_PAGES_LIMIT = 64
 _recent_pages_lock = threading.Lock()
 
+# Results' sections lately shown, kept the same way (keys change with the result).
+RECENT_RESULTS: dict[str, str] = {}
+RECENT_RESULTS_LIMIT = 256
+
 QUESTION_TEMPLATE = "assessments/includes/questions.html"
 QUESTION_ERRORS_TEMPLATE = "assessments/includes/question_errors.html"
 RESULTS_TEMPLATE = "assessments/includes/results.html"  # the learner's; staff read includes/
@@ -206,11 +210,18 @@ def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: boo
         f"assessments:results:{MARKUP_VERSION}:{get_language()}:{shown}:"
         f"{snapshot.result_pk}:{digest}"
     )
+    html = RECENT_RESULTS.get(key)
+    if html is not None:
+        return mark_safe(html)  # noqa: S308 (as below)
     html = cache.get(key)
     if html is None:
         result = AssessmentResult.objects.get(pk=snapshot.result_pk)
         context = {"result": result, "primary": primary, "show_scores": show_scores}
         html = str(render_to_string(RESULTS_TEMPLATE, context))
         cache.set(key, html, CACHE_TIMEOUT)
+    with _recent_pages_lock:
+        while len(RECENT_RESULTS) >= RECENT_RESULTS_LIMIT:
+            del RECENT_RESULTS[next(iter(RECENT_RESULTS))]
+        RECENT_RESULTS[key] = html
     # Rendered by an autoescaped template from the stored (sanitized) fields.
     return mark_safe(html)  # noqa: S308

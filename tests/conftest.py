@@ -4,6 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 
+from assessments import page_markup
 from learners.models import Learner
 from portal.partner_api import (
     add_call_listener,
@@ -41,8 +42,14 @@ def quick_upstream_calls(settings):
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Sign-in throttling counts live in the cache: no test inherits another's."""
+    """Sign-in throttling counts live in the cache: no test inherits another's.
+
+    The markup this process keeps goes too: a test database may give a new result the id and
+    time of an earlier test's.
+    """
     cache.clear()
+    page_markup.RECENT_PAGES.clear()
+    page_markup.RECENT_RESULTS.clear()
     yield
     cache.clear()
 
