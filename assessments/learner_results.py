@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language
 
 from assessments import page_markup
 from assessments.taking import ResultsSnapshot
-from portal.models import PartnerSettings
-from portal.user_cache import cached_row, forget_row
+from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings
+from portal.user_cache import cached_rows, forget_row
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
 
 # The words a page uses for a learner's age, by the spec's level codes as learners.models.Level
 # names them (that app sits above this one). A learner without a level reads the secondary's.
+SUPPORT_TEMPLATE = "assessments/includes/support.html"
+
 PRIMARY = "primary"
 SECONDARY = "secondary"
 FURTHER_EDUCATION = "further_education"
@@ -60,6 +65,11 @@ class ResultsPage:
     helplines: tuple[str, ...]
 
     @property
+    def support_html(self) -> SafeString:
+        """Return the "who to talk to" section: the same for every learner with these words."""
+        return _support_html(self.wording, self.contacts, self.helplines, get_language())
+
+    @property
     def primary(self) -> bool:
         return self.wording == PRIMARY
 
@@ -70,7 +80,12 @@ class ResultsPage:
 
 def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
     """Return the learner's results page as the partner wants it read, at their age."""
-    settings = PartnerSettings.current()
+    # The partner's settings and the learner's group contacts, in one cache round trip.
+    contacts_key = _contacts_key(learner.pk)
+    rows = cached_rows(
+        {PARTNER_SETTINGS_KEY: PartnerSettings.load, contacts_key: lambda: _group_contacts(learner)}
+    )
+    settings = rows[PARTNER_SETTINGS_KEY]
     wording = wording_for(learner.level)
     has_results = attempt.result_pk is not None
     shown = not settings.hide_results_from_learners
@@ -87,27 +102,32 @@ def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
         ),
         results_shown=shown,
         results_hidden=has_results and not shown,
-        contacts=school_contacts(learner, settings),
+        contacts=rows[contacts_key] or _distinct([settings.school_contact]),
         helplines=helplines(settings),
     )
 
 
-def school_contacts(learner: Learner, settings: PartnerSettings) -> tuple[str, ...]:
-    """Return who the learner can talk to: their groups' contacts, else the partner's."""
-    # Read on every results page: kept in the shared cache until the learner's groups change
-    # (the learners app drops it: forget_group_contacts).
-    named = cached_row(_contacts_key(learner.pk), lambda: _group_contacts(learner))
-    return named or _distinct([settings.school_contact])
-
-
 def _group_contacts(learner: Learner) -> tuple[str, ...]:
-    # Through the learner's own relation, by name: the learners app sits above this one.
+    """Return the contacts of the learner's current groups, each once."""
+    # Kept in the shared cache until their groups change (the learners app drops them:
+    # forget_group_contacts). Read through the learner's own relation, by name: the learners
+    # app sits above this one.
     return _distinct(
         learner.group_memberships.filter(left_at__isnull=True)
         .exclude(group__contact="")
         .order_by("group__name", "group_id")
         .values_list("group__contact", flat=True)
     )
+
+
+@lru_cache(maxsize=256)
+def _support_html(
+    wording: str, contacts: tuple[str, ...], helplines: tuple[str, ...], language: str | None
+) -> SafeString:
+    # Rendered once per process for each set of words (a handful per school): on every results
+    # page its template cost a tenth of the page's time. The arguments are all it depends on.
+    page = {"primary": wording == PRIMARY, "contacts": contacts, "helplines": helplines}
+    return render_to_string(SUPPORT_TEMPLATE, {"page": page})
 
 
 def _contacts_key(learner_id: int) -> str:

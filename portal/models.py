@@ -178,7 +178,12 @@ class PartnerSettings(models.Model):
         """
         from portal.user_cache import cached_row
 
-        return cached_row(PARTNER_SETTINGS_KEY, lambda: cls.objects.get_or_create(pk=1)[0])
+        return cached_row(PARTNER_SETTINGS_KEY, cls.load)
+
+    @classmethod
+    def load(cls) -> "PartnerSettings":
+        """Read the partner's settings from the database, made with the defaults if missing."""
+        return cls.objects.get_or_create(pk=1)[0]
 
 
 class SignInLockQuerySet(models.QuerySet):

@@ -170,6 +170,9 @@ if CACHE_IS_SHARED:
 # for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
 # cache: another process's memory would not hear of a change made here.
 ROW_CACHE_SECONDS = env.int("ROW_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
+# The partner's settings and a learner's school contacts on the results page are also kept in
+# each process's memory this long: a change made in another process shows within it.
+ROW_MEMORY_SECONDS = env.float("ROW_MEMORY_SECONDS", default=2 if CACHE_IS_SHARED else 0)
 # The "service unavailable" banner reads what other processes (the worker) published at most
 # this often, not on every page view.
 UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", default=2)

@@ -9,6 +9,7 @@ change of its groups (signals below), and the few queryset updates that bypass s
 before, on the cached copy.
 """
 
+import time
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 _KEY = "portal.user:{}"
+MEMORY_LIMIT = 10_000
 
 
 def user_cache_key(user_id) -> str:
@@ -62,6 +64,43 @@ def cached_row(key: str, load):
     return row
 
 
+# Rows read through cached_rows, also kept in this process for ROW_MEMORY_SECONDS: key ->
+# (when it goes, the row). Never the user (its checks must see another process's change at
+# once): only rows a page may show a moment late, such as the partner's settings.
+_memory: dict[str, tuple[float, object]] = {}
+
+
+def cached_rows(loaders: dict[str, object]) -> dict[str, object]:
+    """Return cached_row for each key of `loaders` (key -> load), in one cache round trip.
+
+    What was read is kept in this process's memory for ROW_MEMORY_SECONDS too, so a change
+    made by another process shows here within that time (one made here, at once).
+    """
+    seconds = settings.ROW_CACHE_SECONDS
+    if seconds <= 0:
+        return {key: load() for key, load in loaders.items()}
+    now = time.monotonic()
+    rows = {}
+    for key in loaders:
+        kept = _memory.get(key)
+        if kept is not None and kept[0] > now:
+            rows[key] = kept[1]
+    missing = [key for key in loaders if key not in rows]
+    found = cache.get_many(missing) if missing else {}
+    for key in missing:
+        row = found.get(key)
+        if row is None:
+            row = loaders[key]()
+            if row is not None:
+                cache.set(key, row, seconds)
+        rows[key] = row
+        if settings.ROW_MEMORY_SECONDS > 0:
+            if len(_memory) >= MEMORY_LIMIT:
+                _memory.clear()  # a few rows per school: the limit is never reached in use
+            _memory[key] = (now + settings.ROW_MEMORY_SECONDS, row)
+    return rows
+
+
 def _forget_prefetched(**kwargs) -> None:
     _prefetched.set(None)  # never carried into the thread's next request
 
@@ -72,8 +111,9 @@ def forget_row(key: str) -> None:
     Dropped again after the commit: a request that read the old row before the commit may
     have cached it meanwhile.
     """
+    _memory.pop(key, None)
     cache.delete(key)
-    transaction.on_commit(lambda: cache.delete(key))
+    transaction.on_commit(lambda: (_memory.pop(key, None), cache.delete(key)))
 
 
 def forget_cached_user(user_id) -> None:

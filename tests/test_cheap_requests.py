@@ -6,13 +6,16 @@ import time
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from assessments.models import AssessmentAttempt
 from learners.groups import group_learner_remove, group_learners_add
+from portal import user_cache
 from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings
 from privacy.services import learner_erase
 from tests.factories import make_attempt, make_group, make_result
 from tests.journeys import page_url
@@ -200,3 +203,30 @@ def test_the_session_and_the_user_come_in_one_cache_read(signed_in, learner, mon
     assert all(
         not key.startswith(("portal.user", "django.contrib.sessions")) for key in other_keys
     ), reads
+
+
+def test_the_partners_choice_to_hide_results_reaches_every_process_within_moments(
+    signed_in, attempt, settings, monkeypatch
+):
+    settings.ROW_MEMORY_SECONDS = 2
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=AssessmentAttempt.State.SUBMITTED)
+    make_result(attempt)
+    url = f"/me/assessments/{attempt.assessment_id}/results/"
+    clock = [1000.0]
+    monkeypatch.setattr(user_cache.time, "monotonic", lambda: clock[0])
+    hidden = "Your answers have been received"
+    assert hidden not in signed_in.get(url).content.decode()
+
+    # Another process hides results: the database row and the shared cache change, this
+    # process's memory does not hear of it.
+    PartnerSettings.objects.filter(pk=1).update(hide_results_from_learners=True)
+    cache.delete(PARTNER_SETTINGS_KEY)
+    assert hidden not in signed_in.get(url).content.decode()
+    clock[0] += 2.5
+    assert hidden in signed_in.get(url).content.decode()
+
+    # A change saved through this process shows at once.
+    partner = PartnerSettings.objects.get(pk=1)
+    partner.hide_results_from_learners = False
+    partner.save()
+    assert hidden not in signed_in.get(url).content.decode()
