@@ -999,3 +999,47 @@ def test_absurdly_nested_json_is_a_bad_response_not_a_crash():
     )
     with pytest.raises(PartnerApiBadResponse, match="not JSON"):
         client.next_assessment("u-1")
+
+
+class CountingStore:
+    """A circuit store that says another process opened the circuit, and counts its reads."""
+
+    def __init__(self, until: float | None) -> None:
+        self.until = until
+        self.reads = 0
+
+    def open_until(self, key: str) -> float | None:
+        self.reads += 1
+        return self.until
+
+    def set_open(self, key: str, until: float) -> None:
+        self.until = until
+
+    def set_closed(self, key: str) -> None:
+        self.until = None
+
+
+def test_banners_read_another_processs_open_circuit_at_most_once_a_second(monkeypatch):
+    import time as time_module
+
+    from portal.partner_api import resilience, set_circuit_store
+
+    store = CountingStore(until=time_module.time() + 30)
+    set_circuit_store(store)
+    try:
+        breaker = resilience.CircuitBreaker(threshold=5, cooldown=30, key="https://up.example")
+        clock = [100.0]
+        monkeypatch.setattr(resilience.time, "monotonic", lambda: clock[0])
+
+        views = [breaker.snapshot() for _ in range(50)]  # fifty pages in one moment
+
+        assert all(view.state == "open" and not view.available for view in views)
+        assert store.reads == 1
+        store.set_closed(breaker.key)  # another process's trial call succeeded
+        clock[0] += resilience.SNAPSHOT_SHARED_SECONDS
+        assert breaker.snapshot().available and store.reads == 2
+        # A call always asks the store itself: it never goes through an open circuit.
+        store.set_open(breaker.key, time_module.time() + 30)
+        assert breaker.allow() is None and store.reads == 3
+    finally:
+        set_circuit_store(None)

@@ -46,6 +46,8 @@ DEFAULT_RETRY_AFTER_CAP = 5.0  # a longer Retry-After ends the call instead of w
 DEFAULT_BREAKER_THRESHOLD = 5  # consecutive failed calls that open the circuit
 DEFAULT_BREAKER_COOLDOWN = 30.0  # seconds of failing fast before a trial call
 
+# How long a banner's view of another process's open circuit is reused (see snapshot).
+SNAPSHOT_SHARED_SECONDS = 1.0
 # No retry is started with less time than this left in the budget: it could not finish.
 MIN_ATTEMPT_SECONDS = 0.1
 # 2**60 backoff units already exceed any sane cap; larger exponents would overflow a float.
@@ -185,6 +187,8 @@ class CircuitBreaker:
         self._failures = 0
         self._open_until = 0.0
         self._trial_in_flight = False
+        # When snapshot() last read the shared store (monotonic) and the opening it found.
+        self._shared_seen: tuple[float, float | None] = (-math.inf, None)
         self.configure(threshold, cooldown, clock)
 
     def configure(self, threshold: int, cooldown: float, clock: Clock) -> None:
@@ -246,7 +250,17 @@ class CircuitBreaker:
 
     def snapshot(self) -> BreakerSnapshot:
         """Describe the breaker now, without changing it."""
-        shared_open_for = self._shared_open_for()
+        # Banners ask on every page: the shared store is read at most every
+        # SNAPSHOT_SHARED_SECONDS for them (a call's allow() always reads it).
+        now = time.monotonic()
+        seen_at, seen_until = self._shared_seen
+        if now - seen_at >= SNAPSHOT_SHARED_SECONDS:
+            left = self._shared_open_for()
+            seen_until = None if left is None else time.time() + left
+            self._shared_seen = (now, seen_until)
+        shared_open_for = None if seen_until is None else seen_until - time.time()
+        if shared_open_for is not None and shared_open_for <= 0:
+            shared_open_for = None
         with self._lock:
             if self._state is _State.CLOSED and self.threshold and shared_open_for is not None:
                 return BreakerSnapshot("open", False, shared_open_for, self._failures)
@@ -278,6 +292,7 @@ class CircuitBreaker:
 
     def _share(self, change: str) -> None:
         """Tell the circuit store this process's circuit opened or closed (outside the lock)."""
+        self._shared_seen = (-math.inf, None)  # the next snapshot reads the store afresh
         store = circuit_store()
         if store is None or self.key is None:
             return
