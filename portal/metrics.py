@@ -34,7 +34,7 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from portal.addresses import address_in_networks, client_address, networks_parse
+from portal.addresses import address_in_networks, networks_parse
 from portal.health import work_queues
 from portal.partner_api import (
     CallRecord,
@@ -180,11 +180,17 @@ def metrics_allowed(request: HttpRequest) -> bool:
         if scheme.lower() == "bearer" and constant_time_compare(sent.strip(), token):
             return True
     allowed = settings.METRICS_ALLOWED_IPS
-    if allowed:
+    if allowed and not any(header in request.META for header in PROXY_HEADERS):
+        # The scraper's own connection only: behind a proxy on the same machine every visitor
+        # arrives from 127.0.0.1, and a forwarded address is whatever the client wrote.
         networks = networks_parse(",".join(allowed))
-        if address_in_networks(client_address(request), networks):
+        if address_in_networks(request.META.get("REMOTE_ADDR"), networks):
             return True
     return False
+
+
+# A request carrying one of these came through a proxy: only the token opens /metrics to it.
+PROXY_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:

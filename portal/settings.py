@@ -329,8 +329,8 @@ LOGGING = {
 # these ranges, e.g. "127.0.0.1/32" for an nginx on the same machine; otherwise an id is made.
 REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
 # /metrics answers only a request with "Authorization: Bearer <METRICS_TOKEN>" or from an
-# address in METRICS_ALLOWED_IPS (ranges; the address as portal/addresses.py reads it); with
-# neither set it is off (404).
+# address in METRICS_ALLOWED_IPS (ranges; the connection's own REMOTE_ADDR, and never for a
+# request that came through a proxy); with neither set it is off (404).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
 # /readyz remembers that every migration is applied for this many seconds (checking costs tens

@@ -38,6 +38,21 @@ def test_an_allowed_address_reads_them_without_a_token(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="203.0.113.9").status_code == 404
 
 
+def test_through_a_proxy_only_the_token_opens_them(client, settings):
+    # nginx on the same machine: every visitor's request arrives from 127.0.0.1.
+    settings.METRICS_ALLOWED_IPS = ["127.0.0.1"]
+    settings.AUDIT_TRUST_X_FORWARDED_FOR = True
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200
+    proxied = {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "203.0.113.9"}
+    assert client.get("/metrics", **proxied).status_code == 404
+    faked = {"REMOTE_ADDR": "203.0.113.9", "HTTP_X_FORWARDED_FOR": "127.0.0.1"}
+    assert client.get("/metrics", **faked).status_code == 404
+    settings.METRICS_TOKEN = TOKEN
+    assert (
+        client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}", **proxied).status_code == 200
+    )
+
+
 def test_they_hold_the_figures_operators_watch(client, settings, learner):
     settings.METRICS_TOKEN = TOKEN
     make_attempt(learner, state=AssessmentAttempt.State.SUBMIT_PENDING)
