@@ -46,15 +46,21 @@ class Launcher:
 
     def run(self) -> int:
         """Start every child and supervise them; return the exit status for the launcher."""
-        stop_signals = (signal.SIGINT, signal.SIGTERM)
+        # SIGHUP too: a closed terminal must not leave the children running in their groups.
+        stop_signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in stop_signals}
         try:
             for child in self.children:
                 if self.signals_received:
                     break
-                child.process = subprocess.Popen(  # noqa: S603 (our own command lines)
-                    list(child.args), cwd=self.cwd, env=self.env, process_group=0
-                )
+                try:
+                    child.process = subprocess.Popen(  # noqa: S603 (our own command lines)
+                        list(child.args), cwd=self.cwd, env=self.env, process_group=0
+                    )
+                except OSError as error:
+                    self.say(f"{child.name} could not start ({error}); stopping the others.")
+                    self._stop_all()
+                    return 1
             dead = self._wait_for_signal_or_death()
             if dead is not None:
                 self.say(

@@ -14,6 +14,7 @@ from pathlib import Path
 import brotli
 import pytest
 from django.conf import settings
+from django.core.management import CommandError, call_command
 
 from tests.serving import API_KEY, SECRET_KEY, alive, portal_served, production_environment
 from tests.workers import database_url_for_workers
@@ -130,3 +131,20 @@ def test_env_example_lists_every_variable_the_portal_reads_and_no_other():
     assert {"DEBUG", "SECRET_KEY", "PARTNER_API_BASE_URL", "PORT", "BACKUP_DIR"} <= read
     assert read - listed == set(), "add these to .env.example"
     assert listed - read == set(), "nothing reads these: remove them from .env.example"
+
+
+@pytest.mark.parametrize(
+    ("debug", "secret_key", "refusal"),
+    [
+        (True, "x" * 60 + "-a-long-and-varied-key-0123456789", "set DEBUG=false"),
+        (False, "change-me", "SECRET_KEY is too short or too simple"),
+    ],
+)
+def test_serve_refuses_development_mode_and_a_placeholder_secret_key(
+    settings, debug, secret_key, refusal
+):
+    settings.DEBUG = debug
+    settings.SECRET_KEY = secret_key
+
+    with pytest.raises(CommandError, match=refusal):
+        call_command("serve", "--no-workers", "--no-sweeps", "--no-migrate")

@@ -24,3 +24,7 @@ class Command(BaseCommand):
         except BackupError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Restored {file} into the database {db['NAME']}.")
+        self.stdout.write(
+            "Before the portal serves it, empty its cache (redis-cli -n <db> flushdb, or a new "
+            "CACHE_KEY_PREFIX): it holds copies of sessions, users and settings from before."
+        )

@@ -7,8 +7,9 @@ import tempfile
 from pathlib import Path
 
 from django.conf import settings
+from django.core.checks import Tags, run_checks
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from portal.launcher import Child, Launcher
 
@@ -21,6 +22,25 @@ SWEEPS = {
     "sweep_housekeeping": 3600,
 }
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "gunicorn.conf.py"
+
+
+def refuse_unsafe_settings() -> None:
+    """Refuse to serve in development mode or with a weak secret key (it signs sessions)."""
+    if settings.DEBUG:
+        raise CommandError(
+            "make serve runs the portal in production: set DEBUG=false and the variables "
+            ".env.example marks as required (make run is the development server)."
+        )
+    weak = [
+        message
+        for message in run_checks(tags=[Tags.security], include_deployment_checks=True)
+        if message.id == "security.W009"
+    ]
+    if weak:
+        raise CommandError(
+            "SECRET_KEY is too short or too simple to sign sessions: set 50 or more random "
+            'characters (python -c "import secrets; print(secrets.token_urlsafe(50))").'
+        )
 
 
 def manage(*args: str) -> list[str]:
@@ -73,7 +93,8 @@ class Command(BaseCommand):
         )  # fmt: skip
 
     def handle(self, *args, host: str, port: int, **options) -> None:
-        call_command("check", deploy=not settings.DEBUG, fail_level="ERROR")
+        refuse_unsafe_settings()
+        call_command("check", deploy=True, fail_level="ERROR")
         call_command("collectstatic", interactive=False, verbosity=0)
         self.stdout.write(f"Static files collected in {settings.STATIC_ROOT}.")
         if not options["no_migrate"]:
