@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 import pytest
 from django.conf import settings
 
-from tests.workers import database_url_for_workers
+from tests.workers import database_url_for_workers, stop_process
 
 REDIS_TEST_URL = os.environ.get("REDIS_TEST_URL", "redis://127.0.0.1:6379/15")
 
@@ -122,12 +122,7 @@ class SharedRedis:
             wait_until(server.answers, timeout=90, what=f"the portal on port {port}")
             yield server
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
             log_path.unlink(missing_ok=True)
 
 

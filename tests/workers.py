@@ -96,10 +96,15 @@ def db_worker_running(
     try:
         yield RunningWorker(process, log_path)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
         log_path.unlink(missing_ok=True)
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Ask a process to stop (TERM: it finishes what it has in hand), killing it if it hangs."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
