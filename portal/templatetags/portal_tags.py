@@ -7,9 +7,9 @@ from typing import NamedTuple
 
 from django import template
 from django.templatetags.static import static
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.formats import number_format
-from django.utils.html import escape, format_html
+from django.utils.html import escape, format_html, format_html_join
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, ngettext
@@ -113,6 +113,26 @@ def _session_timeout_words(language: str | None) -> _SessionTimeoutWords:
             "has happened on this page. Your saved answers are kept."
         ),
         script=static("js/session_timeout.js"),
+    )
+
+
+@register.simple_tag
+def learner_nav() -> SafeString:
+    """Render the learner's header links, the same on every page they see."""
+    return _learner_nav(get_language(), get_script_prefix())
+
+
+@lru_cache(maxsize=16)
+def _learner_nav(language: str | None, script_prefix: str) -> SafeString:
+    # Made once per language and process: reversing and translating these on every learner
+    # page cost as much as the rest of the header.
+    links = (
+        ("assessments:my_assessments", gettext("My assessments")),
+        ("safeguarding:talk", gettext("I want to talk to someone")),
+        ("privacy:my_privacy", gettext("My information")),
+    )
+    return format_html_join(
+        "\n", '<li><a href="{}">{}</a></li>', ((reverse(name), label) for name, label in links)
     )
 
 
