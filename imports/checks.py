@@ -5,11 +5,10 @@ import copy
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.validators import MaxLengthValidator
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.functional import lazy
-from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from imports.files import COLUMNS, FileRow, value_quoted
@@ -24,6 +23,9 @@ from portal.usernames import username_normal_form
 # Several groups in one `class` cell: "7B; Year 7".
 GROUP_SEPARATOR = ";"
 LEVEL_CODES = Level.values
+# Dates as spreadsheets in the UK write them, day first (3/12/2010 is 3 December, never
+# 12 March), and the ISO form the template shows; a four-digit year in both.
+DOB_FORMATS = ("%Y-%m-%d", "%d/%m/%Y")
 EMAIL_MAX_LENGTH = 254
 # Cells are cut to this for the preview and the result file of a row that is skipped anyway.
 SHOWN_VALUE_LIMIT = 150
@@ -59,17 +61,35 @@ def _import_row_fields() -> _SharedFields:
     # One file names groups in its own `class` column (several per cell), checked in batches.
     del fields["school_class"]
     fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
+    fields["dob"].input_formats = list(DOB_FORMATS)
     # Lazy: these fields are set up once, at import time; the message is translated when shown.
-    fields["level"].error_messages["invalid_choice"] = lazy(_level_codes_message, str)()
+    fields["dob"].error_messages["invalid"] = gettext_lazy(
+        "Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
+    )
+    fields["level"].error_messages["invalid_choice"] = lazy(_levels_message, str)()
     return _SharedFields(fields)
 
 
-def _level_codes_message() -> str:
-    # Translators: %(codes)s lists the level codes, e.g. "LOA_PARTNER_LEVEL1,
-    # LOA_PARTNER_LEVEL2 or LOA_PARTNER_LEVEL3"; the codes are kept as they are.
-    return _("Use one of the level codes %(codes)s, or leave it empty.") % {
-        "codes": get_text_list(LEVEL_CODES, _("or"))
+def _levels_message() -> str:
+    # Translators: %(names)s lists the levels' names, e.g. "Further education, Secondary,
+    # Primary"; %(codes)s their codes, which are kept as they are.
+    return _(
+        "Write the level as one of %(names)s or their codes %(codes)s (capitals do not "
+        "matter), or leave it empty."
+    ) % {
+        "names": ", ".join(str(label) for label in Level.labels),
+        "codes": ", ".join(LEVEL_CODES),
     }
+
+
+def level_spellings() -> dict[str, str]:
+    """Map each way of writing a level (its code or its name), case-folded, to its code."""
+    # Names in English, as the source writes them, and in the language the file is checked in.
+    spellings = {code.casefold(): code for code in LEVEL_CODES}
+    with translation.override(None):  # the names as written in the source: English
+        spellings.update({str(label).casefold(): code for code, label in Level.choices})
+    spellings.update({str(label).casefold(): code for code, label in Level.choices})
+    return spellings
 
 
 ImportRowForm.base_fields = _import_row_fields()
@@ -84,11 +104,12 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
     """
     taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
     groups = groups_by_name()
+    levels = level_spellings()
     checked = []
     for row in file_rows:
         values = {column: row.values.get(column, "").strip() for column in COLUMNS}
         values["password"] = row.values.get("password", "")  # spaces may be part of it
-        values["level"] = values["level"].upper()
+        values["level"] = levels.get(values["level"].casefold(), values["level"])
         form = ImportRowForm(data=values)
         problems = [
             _field_problem(field, message) if field != "__all__" else str(message)

@@ -20,7 +20,7 @@ from imports.passwords import password_decrypt, password_encrypt
 from imports.rows import OUTCOME_UNKNOWN
 from imports.run import import_job_run
 from imports.services import import_job_create_from_csv
-from learners.models import Learner
+from learners.models import Learner, Level
 from learners.registration import registration_failure
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from portal.usernames import username_normal_form
@@ -152,7 +152,7 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
         "fine.one,plum-kettle-river-42,2010-01-02,,,,",  # row 2: good
         "bad name!,plum-kettle-river-42,2010-01-02,,,,",  # 3: username characters
         ",plum-kettle-river-42,2010-01-02,,,,",  # 4: no username
-        "dob.format,plum-kettle-river-42,02/01/2010,,,,",  # 5: dob format
+        "dob.format,plum-kettle-river-42,31/02/2010,,,,",  # 5: no such date
         "dob.future,plum-kettle-river-42,2999-01-01,,,,",  # 6: dob in the future
         "dob.old,plum-kettle-river-42,1850-01-01,,,,",  # 7: implausibly old
         "level.bad,plum-kettle-river-42,2010-01-02,,,,LEVEL9",  # 8: level code
@@ -173,11 +173,12 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
     expected = {
         3: "username: Enter a valid username",
         4: "username: Enter the username.",
-        5: "dob: Enter the date of birth as a real date, like 2009-03-27.",
+        5: "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27).",
         6: "dob: Date of birth must be in the past.",
         7: "dob: With this date of birth the learner would be over 100 years old.",
-        8: "level: Use one of the level codes LOA_PARTNER_LEVEL1, LOA_PARTNER_LEVEL2 or "
-        "LOA_PARTNER_LEVEL3, or leave it empty.",
+        8: "level: Write the level as one of Further education, Secondary, Primary or their "
+        "codes LOA_PARTNER_LEVEL1, LOA_PARTNER_LEVEL2, LOA_PARTNER_LEVEL3 (capitals do not "
+        "matter), or leave it empty.",
         9: "email: Enter a valid email address.",
         10: "password: This password is too common.",
         11: "password: This password is entirely numeric.",
@@ -190,12 +191,85 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
         assert words in problems[number], (number, problems[number])
         assert f'<th scope="row">{number}</th>' in page
     assert "password: This password is too short" in problems[14]
-    assert "dob: Enter the date of birth" in problems[14]
+    assert "dob: Write the date as day/month/year" in problems[14]
     assert problems[2] == problems[16] == ""
     assert ImportRow.objects.get(row_number=16).level == "LOA_PARTNER_LEVEL3"
     assert "13 rows with problems will be skipped" in page
     assert "Register 2 learners" in page
     assert "Nothing has been sent to the assessment service yet." in page
+
+
+def checked_cells(staff, column: str, cells: list[str]) -> dict[str, ImportRow]:
+    """Check a file of one learner per cell of `column` (dob or level); return each cell's row."""
+    if column == "dob":
+        lines = [f"learner{n},{cell}" for n, cell in enumerate(cells)]
+    else:
+        lines = [f"learner{n},2010-01-02,{cell}" for n, cell in enumerate(cells)]
+    text = "username,dob" + ("" if column == "dob" else f",{column}") + "\n"
+    text += "\n".join(lines) + "\n"
+    job = import_job_create_from_csv(file=upload_file(text), created_by=staff)
+    rows = job.rows.order_by("row_number")
+    return dict(zip(cells, rows, strict=True))
+
+
+def test_dates_are_read_day_first_as_uk_spreadsheets_write_them_or_year_first(staff, db):
+    rows = checked_cells(
+        staff, "dob", ["27/03/2009", "3/12/2010", "03/04/2010", "2009-03-27", " 1/1/2012 "]
+    )
+
+    dates = {cell: (row.state, row.dob) for cell, row in rows.items()}
+    assert dates == {
+        "27/03/2009": ("queued", date(2009, 3, 27)),
+        "3/12/2010": ("queued", date(2010, 12, 3)),  # 3 December, never 12 March
+        "03/04/2010": ("queued", date(2010, 4, 3)),
+        "2009-03-27": ("queued", date(2009, 3, 27)),
+        " 1/1/2012 ": ("queued", date(2012, 1, 1)),
+    }
+
+
+def test_a_date_in_neither_form_is_refused_naming_both(staff, db):
+    cells = ["31/02/2010", "13/27/2010", "12/25/2010", "3/12/10", "2009/03/27", "27.03.2009"]
+    rows = checked_cells(staff, "dob", cells)
+
+    for cell, row in rows.items():
+        assert row.state == "invalid", cell
+        assert row.problems == [
+            "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
+        ], cell
+
+
+def test_levels_are_read_as_their_names_or_codes_whatever_the_capitals(staff, db):
+    cells = [
+        "Primary",
+        "secondary",
+        "  Further education ",
+        "FURTHER EDUCATION",
+        "LOA_PARTNER_LEVEL2",
+        "loa_partner_level3",
+        "",
+    ]
+    rows = checked_cells(staff, "level", cells)
+
+    levels = {cell: (row.state, row.level) for cell, row in rows.items()}
+    assert levels == {
+        "Primary": ("queued", "LOA_PARTNER_LEVEL3"),
+        "secondary": ("queued", "LOA_PARTNER_LEVEL2"),
+        "  Further education ": ("queued", "LOA_PARTNER_LEVEL1"),
+        "FURTHER EDUCATION": ("queued", "LOA_PARTNER_LEVEL1"),
+        "LOA_PARTNER_LEVEL2": ("queued", "LOA_PARTNER_LEVEL2"),
+        "loa_partner_level3": ("queued", "LOA_PARTNER_LEVEL3"),
+        "": ("queued", ""),
+    }
+
+
+def test_a_level_neither_name_nor_code_is_refused_naming_every_accepted_one(staff, db):
+    rows = checked_cells(staff, "level", ["Year 7", "Further", "LEVEL1"])
+
+    for cell, row in rows.items():
+        assert row.state == "invalid", cell
+        problem = " ".join(row.problems)
+        for accepted in ["Further education", "Secondary", "Primary", *Level.values]:
+            assert accepted in problem, (cell, problem)
 
 
 def test_a_bom_and_blank_lines_and_crlf_are_fine(staff_client):
