@@ -74,7 +74,7 @@ def file_rows(file) -> Iterator[FileRow]:
     # utf-8-sig reads UTF-8 with or without the byte order mark spreadsheets write.
     text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
     try:
-        yield from _rows_of(csv.reader(text))
+        yield from _rows_of(_records(csv.reader(_lines_without_nul(text))))
     except UnicodeDecodeError:
         raise ImportFileError(
             _(
@@ -82,10 +82,52 @@ def file_rows(file) -> Iterator[FileRow]:
                 "Save as, then \u201cCSV UTF-8 (comma delimited)\u201d, and upload that file."
             )
         ) from None
-    except csv.Error:
-        raise _not_csv() from None
     finally:
         text.detach()  # closing the wrapper would close the upload under it
+
+
+class _NulCharacter(Exception):
+    """A line of the file holds NUL, which no text cell may hold (PostgreSQL refuses it)."""
+
+
+def _lines_without_nul(text) -> Iterator[str]:
+    """Yield the file's lines, stopping at one that holds NUL past the first bytes sniffed."""
+    for line in text:
+        if "\x00" in line:
+            raise _NulCharacter
+        yield line
+
+
+def _records(reader) -> Iterator[tuple[int, list[str]]]:
+    """Yield each row of the file (the header is row 1) with its cells; name a row unreadable."""
+    number = 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except _NulCharacter:
+            raise ImportFileError(
+                _(
+                    "Row %(row)s holds a null character (a zero byte), which a CSV text file "
+                    "never has: the file may be damaged. Type that row again, or save the file "
+                    "again as \u201cCSV UTF-8\u201d, and upload it."
+                )
+                % {"row": number}
+            ) from None
+        except csv.Error as error:
+            if not str(error).startswith("field larger than field limit"):
+                raise _not_csv() from None
+            raise ImportFileError(
+                _(
+                    "Row %(row)s has a cell longer than %(limit)s characters, far more than a "
+                    "learner's details take: check that this is the right file, and that no "
+                    'quote mark (") is left open in that row.'
+                )
+                % {"row": number, "limit": intcomma(csv.field_size_limit())}
+            ) from None
+        yield number, cells
+        number += 1
 
 
 def _not_csv() -> ImportFileError:
@@ -97,9 +139,9 @@ def _not_csv() -> ImportFileError:
     )
 
 
-def _rows_of(reader) -> Iterator[FileRow]:
+def _rows_of(records: Iterator[tuple[int, list[str]]]) -> Iterator[FileRow]:
     """Check the header, then yield each non-empty row as a FileRow."""
-    header = next(reader, None)
+    header = next(records, (1, None))[1]
     if header is None or not any(cell.strip() for cell in header):
         raise ImportFileError(
             _("The file has no header row. Download the template and fill it in.")
@@ -108,7 +150,7 @@ def _rows_of(reader) -> Iterator[FileRow]:
     _check_header(columns)
     max_rows = settings.IMPORT_MAX_ROWS
     count = 0
-    for number, cells in enumerate(reader, start=2):
+    for number, cells in records:
         if not any(cell.strip() for cell in cells):
             continue  # blank lines, often at the end of a spreadsheet's export
         count += 1

@@ -114,6 +114,19 @@ def test_a_learner_cannot_reach_the_import_pages(learner_client, staff, db):
         (b"username,password,email\nann,x,a@b.c\n", "lacks the column dob"),
         (b"name,dob\nann,2010-01-01\n", "unknown column \u201cname\u201d"),
         (b"username,dob,dob\nann,2010-01-01,2010-01-01\n", "the column dob more than once"),
+        # Past the first 8 KB, which are sniffed for a binary file's NUL bytes.
+        (
+            (HEADER + "\n" + good_rows(200) + "late.nul,,2010-01-01,,An\x00n,,\n").encode(),
+            "Row 202 holds a null character (a zero byte)",
+        ),
+        (
+            (HEADER + "\n" + good_rows(2) + "long.cell,,2010-01-01,,," + "x" * 140_000).encode(),
+            "Row 4 has a cell longer than 131,072 characters",
+        ),
+        (
+            (HEADER + '\nopen.quote,,2010-01-01,,"Ann,,\n' + good_rows(3000)).encode(),
+            "Row 2 has a cell longer than 131,072 characters",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_used_gets_a_clear_message(staff_client, content, message):
