@@ -558,22 +558,28 @@ def test_progress_shows_each_state_as_json_and_as_a_page(staff_client, staff, mo
     assert running["done"] == 5 and running["remaining"] == 5 and running["percent"] == 50
     # 5 rows to send at 5 per 50 s, but 5 accounts to set up at 4 per 50 s: the slower wins.
     assert running["seconds_left"] == 63
-    assert running["summary"] == "Done 4, failed 1, remaining 5, about 2 minutes left."
+    sending = "Sending learners to the assessment service and setting up their sign-in."
+    assert running["summary"] == (
+        f"5 of 10 learners done (1 failed), about 2 minutes left. {sending}"
+    )
     page = staff_client.get(url).content.decode()
     assert '<progress id="import-progress" max="10" value="5">50%</progress>' in page
+    assert running["summary"] in page
     assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
     assert "js/import_progress.js" in page and 'aria-live="polite"' in page
     assert "The service said no." in page
 
     ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=600))
     slow = staff_client.get(url + "progress.json").json()
-    assert slow["summary"] == "Done 4, failed 1, remaining 5, about 13 minutes left."
+    assert slow["summary"] == f"5 of 10 learners done (1 failed), about 13 minutes left. {sending}"
     ImportRow.objects.filter(pk=numbers[5]).update(state="registered", signin_ready_at=now)
     ImportRow.objects.filter(state="queued").update(state="registered", signin_ready_at=now)
     ImportRow.objects.filter(pk=numbers[9]).update(state="queued", signin_ready_at=None)
     ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=50))
     nearly = staff_client.get(url + "progress.json").json()
-    assert nearly["summary"] == "Done 8, failed 1, remaining 1, less than a minute left."
+    assert nearly["summary"] == (
+        f"9 of 10 learners done (1 failed), less than a minute left. {sending}"
+    )
 
     ImportRow.objects.filter(state__in=["sending", "queued"]).update(
         state="registered", signin_ready_at=now
@@ -788,7 +794,7 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
         if page.eval_on_selector("#import-progress", "bar => bar.value") == 5:
             break
         page.wait_for_timeout(200)
-    assert "Done 5, failed 0, remaining 5" in page.inner_text("#import-summary")
+    assert "5 of 10 learners done" in page.inner_text("#import-summary")
 
     job.rows.update(state="registered", signin_ready_at=timezone.now())
     ImportJob.objects.filter(pk=job.pk).update(
