@@ -34,6 +34,24 @@ def import_progress(job: ImportJob) -> ImportProgress:
     return progress_of(job, ImportRow.objects.filter(job=job).aggregate(**_progress_counts()))
 
 
+def import_jobs_listed() -> QuerySet[ImportJob]:
+    """Return every import, newest first, with who uploaded it."""
+    return ImportJob.objects.select_related("created_by").order_by("-created_at", "-id")
+
+
+def import_progresses(jobs: list[ImportJob]) -> dict[int, ImportProgress]:
+    """Return each job's progress by its key, its rows counted in one query."""
+    counted = (
+        ImportRow.objects.filter(job__in=jobs)
+        .order_by()
+        .values("job")
+        .annotate(**_progress_counts())
+    )
+    counts = {row.pop("job"): row for row in counted}
+    nothing = dict.fromkeys(_progress_counts(), 0)
+    return {job.pk: progress_of(job, counts.get(job.pk, nothing)) for job in jobs}
+
+
 def import_invalid_rows(job: ImportJob) -> QuerySet[ImportRow]:
     """Return the rows skipped as invalid, in file order."""
     return job.rows.filter(state=ImportRow.State.INVALID).order_by("row_number")

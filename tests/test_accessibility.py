@@ -447,6 +447,7 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
 
     base = live_server.url
     page = sign_in(browser, live_server, staff, viewport)
+    goto_and_check(page, base, "/learners/imports/", "imports list, empty")
 
     page.goto(base + "/learners/import/")
     page.click("details.import-help summary")
@@ -503,6 +504,7 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
     click_and_wait(page, f"main form[action$='/{passwords.pk}/passwords.csv'] button")
     assert page.locator(".messages").count()
     assert_accessible(page, "import finished, passwords no longer available")
+    goto_and_check(page, base, "/learners/imports/", "imports list, one in each state")
     page.close()
 
 
