@@ -354,3 +354,28 @@ def test_every_page_fits_the_screen_with_targets_to_tap_and_text_to_read(
     assert len(seen) >= len(ANONYMOUS) + 12 + len(LEARNER) + 27
     assert all((ARTIFACTS / f"{name}-{width}.png").stat().st_size > 1000 for name in seen)
     assert problems == [], "\n".join(problems)
+
+
+PROBLEM_BOXES_JS = """() => [...document.querySelectorAll(".import-problems li")].map((item) => {
+  const box = item.getBoundingClientRect();
+  return {text: item.textContent.trim(), left: box.left, right: box.right};
+})"""
+
+
+def test_every_problem_of_a_refused_row_is_in_sight_on_a_phone(browser, live_server, staff):
+    long_name = "a.very.long.username.typed.without.a.single.space.by.someone!"
+    rows = (
+        f"{long_name},short,31/02/2010,not-an-email,,,Year 7\n"
+        "fine.name,plum-kettle-river-42,2010-01-02,,,,\n"
+    )
+    job = import_job_create_from_csv(file=upload_file(HEADER + "\n" + rows), created_by=staff)
+    context = browser.new_context(viewport={"width": 360, "height": 640})
+    page = context.new_page()
+    list(visit_as(page, live_server.url, staff, [Stop("preview", f"/learners/import/{job.pk}/")]))
+
+    problems = page.evaluate(PROBLEM_BOXES_JS)
+    context.close()
+
+    assert len(problems) >= 4, problems  # username, password, dob, email, level
+    outside = [p for p in problems if p["left"] < 0 or p["right"] > 360]
+    assert outside == [], outside
