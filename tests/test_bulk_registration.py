@@ -202,7 +202,7 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
     problems = {row.row_number: " ".join(row.problems) for row in ImportRow.objects.all()}
     for number, words in expected.items():
         assert words in problems[number], (number, problems[number])
-        assert f'<th scope="row">{number}</th>' in page
+        assert f'<th scope="row" data-label="Row">{number}</th>' in page
     assert "password: This password is too short" in problems[14]
     assert "dob: Write the date as day/month/year" in problems[14]
     assert problems[2] == problems[16] == ""
