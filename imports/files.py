@@ -1,31 +1,21 @@
-"""Reading and checking a bulk-registration CSV file, streamed, with the single form's rules."""
+"""Reading a bulk-registration CSV file, streamed: its header checked, its rows as text.
 
-import copy
+Each row is then checked with the single form's rules in imports.checks.
+"""
+
 import csv
 import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django import forms
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.humanize.templatetags.humanize import intcomma
-from django.core.validators import MaxLengthValidator
-from django.utils import timezone
 from django.utils.formats import number_format
-from django.utils.functional import lazy
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.debug import sensitive_variables
 
-from imports.models import ImportJob, ImportRow
-from imports.passwords import password_encrypt, password_generate
-from learners.forms import LearnerRegistrationForm, username_in_normal_form
-from learners.group_selectors import groups_by_name
-from learners.models import Learner, Level
-from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from portal.usernames import username_normal_form
+from learners.models import Level
 
 # The columns are the spec's field names; the template offers them in this order.
 COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level", "class")
@@ -41,12 +31,6 @@ TEMPLATE_EXAMPLE = (
     Level.SECONDARY.value,
     "",
 )
-# Several groups in one `class` cell: "7B; Year 7".
-GROUP_SEPARATOR = ";"
-LEVEL_CODES = Level.values
-EMAIL_MAX_LENGTH = 254
-# Cells are cut to this for the preview and the result file of a row that is skipped anyway.
-SHOWN_VALUE_LIMIT = 150
 BINARY_SNIFF_BYTES = 8192
 
 
@@ -65,52 +49,6 @@ class FileRow:
     number: int
     values: dict[str, str]
     extra_cells: int
-
-
-class _SharedFields(dict):
-    """Form fields shared by every row's form, never copied.
-
-    A form deep-copies its fields when made, which costs more than checking a row; these
-    fields are set up once (below) and only read while checking.
-    """
-
-    def __deepcopy__(self, memo) -> "_SharedFields":
-        return self
-
-
-class ImportRowForm(LearnerRegistrationForm):
-    """The single registration form's rules for one row; usernames are checked in batches."""
-
-    def __init__(self, *args, **kwargs):
-        # The shared fields carry ClearRequiredMessages' messages already (set up below).
-        forms.Form.__init__(self, *args, **kwargs)
-
-    def clean_username(self) -> str:
-        # Taken usernames: `rows_check`, in batches.
-        return username_in_normal_form(self.cleaned_data["username"])
-
-
-def _import_row_fields() -> _SharedFields:
-    """Return the registration form's fields, with a blank password allowed (it is generated)."""
-    fields = copy.deepcopy(LearnerRegistrationForm().fields)
-    fields["password"].required = False
-    # One file names groups in its own `class` column (several per cell), checked in batches.
-    del fields["school_class"]
-    fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
-    # Lazy: these fields are set up once, at import time; the message is translated when shown.
-    fields["level"].error_messages["invalid_choice"] = lazy(_level_codes_message, str)()
-    return _SharedFields(fields)
-
-
-def _level_codes_message() -> str:
-    # Translators: %(codes)s lists the level codes, e.g. "LOA_PARTNER_LEVEL1,
-    # LOA_PARTNER_LEVEL2 or LOA_PARTNER_LEVEL3"; the codes are kept as they are.
-    return _("Use one of the level codes %(codes)s, or leave it empty.") % {
-        "codes": get_text_list(LEVEL_CODES, _("or"))
-    }
-
-
-ImportRowForm.base_fields = _import_row_fields()
 
 
 def file_rows(file) -> Iterator[FileRow]:
@@ -136,7 +74,7 @@ def file_rows(file) -> Iterator[FileRow]:
     # utf-8-sig reads UTF-8 with or without the byte order mark spreadsheets write.
     text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
     try:
-        yield from _rows_of(csv.reader(text))
+        yield from _rows_of(_records(csv.reader(_lines_without_nul(text))))
     except UnicodeDecodeError:
         raise ImportFileError(
             _(
@@ -144,10 +82,52 @@ def file_rows(file) -> Iterator[FileRow]:
                 "Save as, then \u201cCSV UTF-8 (comma delimited)\u201d, and upload that file."
             )
         ) from None
-    except csv.Error:
-        raise _not_csv() from None
     finally:
         text.detach()  # closing the wrapper would close the upload under it
+
+
+class _NulCharacter(Exception):
+    """A line of the file holds NUL, which no text cell may hold (PostgreSQL refuses it)."""
+
+
+def _lines_without_nul(text) -> Iterator[str]:
+    """Yield the file's lines, stopping at one that holds NUL past the first bytes sniffed."""
+    for line in text:
+        if "\x00" in line:
+            raise _NulCharacter
+        yield line
+
+
+def _records(reader) -> Iterator[tuple[int, list[str]]]:
+    """Yield each row of the file (the header is row 1) with its cells; name a row unreadable."""
+    number = 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except _NulCharacter:
+            raise ImportFileError(
+                _(
+                    "Row %(row)s holds a null character (a zero byte), which a CSV text file "
+                    "never has: the file may be damaged. Type that row again, or save the file "
+                    "again as \u201cCSV UTF-8\u201d, and upload it."
+                )
+                % {"row": number}
+            ) from None
+        except csv.Error as error:
+            if not str(error).startswith("field larger than field limit"):
+                raise _not_csv() from None
+            raise ImportFileError(
+                _(
+                    "Row %(row)s has a cell longer than %(limit)s characters, far more than a "
+                    "learner's details take: check that this is the right file, and that no "
+                    'quote mark (") is left open in that row.'
+                )
+                % {"row": number, "limit": intcomma(csv.field_size_limit())}
+            ) from None
+        yield number, cells
+        number += 1
 
 
 def _not_csv() -> ImportFileError:
@@ -159,9 +139,9 @@ def _not_csv() -> ImportFileError:
     )
 
 
-def _rows_of(reader) -> Iterator[FileRow]:
+def _rows_of(records: Iterator[tuple[int, list[str]]]) -> Iterator[FileRow]:
     """Check the header, then yield each non-empty row as a FileRow."""
-    header = next(reader, None)
+    header = next(records, (1, None))[1]
     if header is None or not any(cell.strip() for cell in header):
         raise ImportFileError(
             _("The file has no header row. Download the template and fill it in.")
@@ -170,7 +150,7 @@ def _rows_of(reader) -> Iterator[FileRow]:
     _check_header(columns)
     max_rows = settings.IMPORT_MAX_ROWS
     count = 0
-    for number, cells in enumerate(reader, start=2):
+    for number, cells in records:
         if not any(cell.strip() for cell in cells):
             continue  # blank lines, often at the end of a spreadsheet's export
         count += 1
@@ -208,7 +188,10 @@ def _check_header(columns: list[str]) -> None:
                 "(password, email, first_name, last_name, level and class may be left out).",
                 len(unknown),
             )
-            % {"unknown": ", ".join(_shown(column) for column in unknown), "expected": expected}
+            % {
+                "unknown": ", ".join(value_quoted(column) for column in unknown),
+                "expected": expected,
+            }
         )
     repeated = sorted({column for column in columns if column and columns.count(column) > 1})
     if repeated:
@@ -231,172 +214,7 @@ def _check_header(columns: list[str]) -> None:
         )
 
 
-@sensitive_variables("password", "values")
-def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str, int]) -> list:
-    """Check a batch of rows and return unsaved ImportRows, valid (queued) or invalid.
-
-    `first_seen` maps the normal form of each username met so far in the file to its row
-    number.
-    """
-    taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
-    groups = groups_by_name()
-    checked = []
-    for row in file_rows:
-        values = {column: row.values.get(column, "").strip() for column in COLUMNS}
-        values["password"] = row.values.get("password", "")  # spaces may be part of it
-        values["level"] = values["level"].upper()
-        form = ImportRowForm(data=values)
-        problems = [
-            _field_problem(field, message) if field != "__all__" else str(message)
-            for field, messages in form.errors.items()
-            for message in messages
-        ]
-        group_ids, unknown_groups = _groups_named(values["class"], groups)
-        if unknown_groups:
-            problems.append(_unknown_groups_problem(unknown_groups))
-        if row.extra_cells:
-            problems.append(
-                ngettext(
-                    "The row has %(count)s more cell than the header: look for a stray comma.",
-                    "The row has %(count)s more cells than the header: look for a stray comma.",
-                    row.extra_cells,
-                )
-                % {"count": row.extra_cells}
-            )
-        key = username_normal_form(values["username"])
-        if key:
-            username = values["username"]
-            if key in first_seen:
-                problems.append(
-                    _field_problem(
-                        "username",
-                        _(
-                            "%(username)s appears more than once in the file (first at row "
-                            "%(row)s); usernames must differ, whatever their capitals or "
-                            "widths."
-                        )
-                        % {"username": username, "row": first_seen[key]},
-                    )
-                )
-            else:
-                first_seen[key] = row.number
-                if key in taken:
-                    problems.append(
-                        _field_problem(
-                            "username",
-                            _("%(username)s is already registered in the portal.")
-                            % {"username": username},
-                        )
-                    )
-                elif key in importing:
-                    problems.append(
-                        _field_problem(
-                            "username",
-                            _("%(username)s is in another import that is still running.")
-                            % {"username": username},
-                        )
-                    )
-        checked.append(_import_row(job, row.number, form, values, problems, group_ids))
-    return checked
-
-
-def _groups_named(cell: str, groups: dict[str, int]) -> tuple[list[int], list[str]]:
-    """Return the ids of the groups a `class` cell names, and the names that match none."""
-    names = [name.strip() for name in cell.split(GROUP_SEPARATOR) if name.strip()]
-    found = [groups[name.casefold()] for name in names if name.casefold() in groups]
-    return sorted(set(found)), [name for name in names if name.casefold() not in groups]
-
-
-def _unknown_groups_problem(names: list[str]) -> str:
-    shown = ", ".join(_shown(name) for name in names)
-    return _field_problem(
-        "class",
-        ngettext(
-            "There is no group called %(names)s. Make it on the Classes page first, or correct "
-            "the name (several groups are separated by ;).",
-            "There are no groups called %(names)s. Make them on the Classes page first, or "
-            "correct the names (several groups are separated by ;).",
-            len(names),
-        )
-        % {"names": shown},
-    )
-
-
-@sensitive_variables("password", "values")
-def _import_row(
-    job: ImportJob, number: int, form, values: dict, problems: list[str], group_ids: list[int]
-) -> ImportRow:
-    """Build the ImportRow of a checked row; only a valid row keeps a password (encrypted)."""
-    if problems:
-        return ImportRow(
-            job=job,
-            row_number=number,
-            state=ImportRow.State.INVALID,
-            problems=problems,
-            username=values["username"][:SHOWN_VALUE_LIMIT],
-            first_name=values["first_name"][:SHOWN_VALUE_LIMIT],
-            last_name=values["last_name"][:SHOWN_VALUE_LIMIT],
-            email=values["email"][:EMAIL_MAX_LENGTH],
-            level=values["level"][:32],
-        )
-    data = form.cleaned_data
-    password = data["password"]
-    generated = not password
-    if generated:
-        password = password_generate(
-            username=data["username"], first_name=data["first_name"], last_name=data["last_name"]
-        )
-    return ImportRow(
-        job=job,
-        row_number=number,
-        state=ImportRow.State.QUEUED,
-        username=data["username"],
-        first_name=data["first_name"],
-        last_name=data["last_name"],
-        email=data["email"],
-        dob=data["dob"],
-        level=data["level"],
-        password_encrypted=password_encrypt(password),
-        password_generated=generated,
-        group_ids=group_ids,
-    )
-
-
-def _usernames_in_use(usernames: set[str]) -> tuple[set[str], set[str]]:
-    """Return which of the usernames (in normal form) are registered, and which being imported."""
-    normal = {username_normal_form(username) for username in usernames} - {""}
-    if not normal:
-        return set(), set()
-    # As username_taken: a pending registration left by a dead process does not count.
-    stale = Learner.objects.filter(
-        status=Learner.Status.PENDING,
-        registered_at__lt=timezone.now() - PENDING_REGISTRATION_STALE_AFTER,
-    ).values("user_id")
-    # Stored usernames, and those of checked rows, are in normal form: an exact match.
-    taken = set(
-        get_user_model()
-        .objects.filter(username__in=normal)
-        .exclude(pk__in=stale)
-        .values_list("username", flat=True)
-    )
-    importing = set(
-        ImportRow.objects.filter(
-            username__in=normal,
-            job__state=ImportJob.State.RUNNING,
-            state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING],
-        ).values_list("username", flat=True)
-    )
-    return taken, importing
-
-
-def _field_problem(field: str, message: str) -> str:
-    """Return a row's problem with the column it is in, e.g. "dob: Enter a date"."""
-    # Translators: A problem in one cell of a CSV file: %(column)s is the column's name in the
-    # file (keep it as it is), %(problem)s the problem.
-    return _("%(column)s: %(problem)s") % {"column": field, "problem": message}
-
-
-def _shown(value: str) -> str:
+def value_quoted(value: str) -> str:
     """Quote a value from the file for a message, cut short."""
     # Translators: A value from the file, quoted.
     return _("\u201c%(value)s\u201d") % {"value": value[:40]}

@@ -1,174 +1,55 @@
 """Reads of bulk registrations for the pages: a job's progress, its rows, its result file."""
 
-import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.humanize.templatetags.humanize import intcomma
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import gettext_lazy
 
 from imports.models import ImportJob, ImportRow
+from imports.progress import ImportProgress, progress_of
 from portal.health import WorkQueue
 
 
-@dataclass(frozen=True)
-class ImportProgress:
-    """Where a job stands, for the progress page and its JSON."""
-
-    state: str
-    to_send: int
-    registered: int
-    failed: int
-    remaining: int
-    signin_ready: int
-    invalid: int
-    # Registered rows whose password the portal generated (what the download holds).
-    passwords_made: int
-    seconds_left: int | None
-
-    @property
-    def finished(self) -> bool:
-        return self.state == ImportJob.State.FINISHED
-
-    @property
-    def done(self) -> int:
-        """Rows the upstream has dealt with, one way or the other."""
-        return self.registered + self.failed
-
-    @property
-    def percent(self) -> int:
-        if not self.to_send:
-            return 100
-        return math.floor(100 * self.done / self.to_send)
-
-    @property
-    def percent_text(self) -> str:
-        # Translators: How much of an import is done, as a percentage, e.g. "50%".
-        return _("%(percent)s%%") % {"percent": self.percent}
-
-    @property
-    def time_left(self) -> str:
-        if self.finished:
-            return ""
-        if self.seconds_left is None:
-            return _("estimating the time left")
-        if self.seconds_left < 60:
-            return _("less than a minute left")
-        minutes = math.ceil(self.seconds_left / 60)
-        return ngettext(
-            "about %(minutes)s minute left", "about %(minutes)s minutes left", minutes
-        ) % {"minutes": intcomma(minutes)}
-
-    @property
-    def summary(self) -> str:
-        figures = {
-            "registered": intcomma(self.registered),
-            "failed": intcomma(self.failed),
-            "remaining": intcomma(self.remaining),
-            "ready": intcomma(self.signin_ready),
-            "time_left": self.time_left,
-        }
-        if not self.finished and not self.remaining and self.signin_ready < self.registered:
-            # Every row is sent; local password hashing (slow on purpose) finishes the job.
-            if figures["time_left"]:
-                # Translators: %(time_left)s is e.g. "about 2 minutes left" or "less than a
-                # minute left".
-                text = ngettext(
-                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
-                    "sign-in: %(ready)s of %(registered)s account ready, %(time_left)s.",
-                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
-                    "sign-in: %(ready)s of %(registered)s accounts ready, %(time_left)s.",
-                    self.registered,
-                )
-            else:
-                text = ngettext(
-                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
-                    "sign-in: %(ready)s of %(registered)s account ready.",
-                    "All rows sent: registered %(registered)s, failed %(failed)s. Setting up "
-                    "sign-in: %(ready)s of %(registered)s accounts ready.",
-                    self.registered,
-                )
-        elif figures["time_left"]:
-            # Translators: Rows of an import: registered, failed, still to send. %(time_left)s
-            # is e.g. "about 2 minutes left" or "less than a minute left".
-            text = _(
-                "Done %(registered)s, failed %(failed)s, remaining %(remaining)s, %(time_left)s."
-            )
-        else:
-            # Translators: Rows of an import: registered, failed, still to send.
-            text = _("Done %(registered)s, failed %(failed)s, remaining %(remaining)s.")
-        return text % figures
-
-    @property
-    def signin_summary(self) -> str:
-        return _("Accounts ready to sign in: %(ready)s of %(total)s.") % {
-            "ready": intcomma(self.signin_ready),
-            "total": intcomma(self.to_send),
-        }
-
-    def as_json(self) -> dict:
-        return {
-            "state": self.state,
-            "finished": self.finished,
-            "to_send": self.to_send,
-            "done": self.done,
-            "registered": self.registered,
-            "failed": self.failed,
-            "remaining": self.remaining,
-            "signin_ready": self.signin_ready,
-            "percent": self.percent,
-            "seconds_left": self.seconds_left,
-            # Text shown as it is, in the language of the request.
-            "summary": self.summary,
-            "signin_summary": self.signin_summary,
-            "percent_text": self.percent_text,
-        }
+def _progress_counts() -> dict[str, Count]:
+    """Count a job's rows by outcome, as imports.progress reads them."""
+    return {
+        "registered": Count("pk", filter=Q(state=ImportRow.State.REGISTERED)),
+        "failed": Count("pk", filter=Q(state=ImportRow.State.FAILED)),
+        "remaining": Count(
+            "pk", filter=Q(state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING])
+        ),
+        "ready": Count("pk", filter=Q(signin_ready_at__isnull=False)),
+        "invalid": Count("pk", filter=Q(state=ImportRow.State.INVALID)),
+        "passwords_made": Count(
+            "pk", filter=Q(state=ImportRow.State.REGISTERED, password_generated=True)
+        ),
+    }
 
 
 def import_progress(job: ImportJob) -> ImportProgress:
     """Count the job's rows by outcome (one query) and estimate the time left."""
-    counts = ImportRow.objects.filter(job=job).aggregate(
-        registered=Count("pk", filter=Q(state=ImportRow.State.REGISTERED)),
-        failed=Count("pk", filter=Q(state=ImportRow.State.FAILED)),
-        remaining=Count(
-            "pk", filter=Q(state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING])
-        ),
-        ready=Count("pk", filter=Q(signin_ready_at__isnull=False)),
-        invalid=Count("pk", filter=Q(state=ImportRow.State.INVALID)),
-        passwords_made=Count(
-            "pk", filter=Q(state=ImportRow.State.REGISTERED, password_generated=True)
-        ),
+    return progress_of(job, ImportRow.objects.filter(job=job).aggregate(**_progress_counts()))
+
+
+def import_jobs_listed() -> QuerySet[ImportJob]:
+    """Return every import, newest first, with who uploaded it."""
+    return ImportJob.objects.select_related("created_by").order_by("-created_at", "-id")
+
+
+def import_progresses(jobs: list[ImportJob]) -> dict[int, ImportProgress]:
+    """Return each job's progress by its key, its rows counted in one query."""
+    counted = (
+        ImportRow.objects.filter(job__in=jobs)
+        .order_by()
+        .values("job")
+        .annotate(**_progress_counts())
     )
-    seconds_left = None
-    if job.state == ImportJob.State.RUNNING and job.started_at:
-        elapsed = (timezone.now() - job.started_at).total_seconds()
-        sent = counts["registered"] + counts["failed"]
-        estimates = []
-        if sent and elapsed > 0:
-            estimates.append(counts["remaining"] / (sent / elapsed))
-        unready = counts["registered"] + counts["remaining"] - counts["ready"]
-        if counts["ready"] and elapsed > 0:
-            estimates.append(unready / (counts["ready"] / elapsed))
-        if estimates:
-            seconds_left = round(max(estimates))
-        elif not counts["remaining"] and not unready:
-            seconds_left = 0
-    return ImportProgress(
-        state=job.state,
-        to_send=job.valid_rows,
-        registered=counts["registered"],
-        failed=counts["failed"],
-        remaining=counts["remaining"],
-        signin_ready=counts["ready"],
-        invalid=counts["invalid"],
-        passwords_made=counts["passwords_made"],
-        seconds_left=seconds_left,
-    )
+    counts = {row.pop("job"): row for row in counted}
+    nothing = dict.fromkeys(_progress_counts(), 0)
+    return {job.pk: progress_of(job, counts.get(job.pk, nothing)) for job in jobs}
 
 
 def import_invalid_rows(job: ImportJob) -> QuerySet[ImportRow]:

@@ -1,8 +1,8 @@
 """Bulk registration from a CSV file: import jobs from upload to one-time credentials.
 
-The reads for the pages are in imports.selectors. The file is read and checked in
-imports.files, rows are sent in imports.run (`import_job_run`), passwords are generated and
-encrypted in imports.passwords.
+The reads for the pages are in imports.selectors. The file is read in imports.files and its
+rows checked in imports.checks, rows are sent in imports.run (`import_job_run`), passwords are
+generated and encrypted in imports.passwords.
 """
 
 import contextlib
@@ -18,7 +18,8 @@ from django.utils.translation import gettext as _
 
 from audit.models import AuditEvent
 from audit.services import audit_record
-from imports.files import ImportFileError, file_rows, rows_check
+from imports.checks import rows_check
+from imports.files import ImportFileError, file_rows
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from imports.run import import_job_run

@@ -1,5 +1,6 @@
-"""Staff pages of bulk registration: upload, preview, confirm, progress, result files."""
+"""Staff pages of bulk registration: upload, preview, confirm, progress, result files, the list."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -14,7 +15,9 @@ from imports.selectors import (
     import_credentials_available,
     import_failed_rows,
     import_invalid_rows,
+    import_jobs_listed,
     import_progress,
+    import_progresses,
     import_result_rows,
 )
 from imports.services import (
@@ -33,6 +36,7 @@ from portal.addresses import client_address
 from portal.csv_export import csv_download
 
 ROWS_PER_PAGE = 100
+JOBS_PER_PAGE = 25
 # Without JavaScript the progress page reloads itself this often (seconds).
 REFRESH_SECONDS = 5
 
@@ -54,6 +58,20 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("imports:job", pk=job.pk)
     return render(request, "imports/upload.html", {"form": form})
+
+
+@whole_school_required
+def import_list(request: HttpRequest) -> HttpResponse:
+    """List the imports, newest first: who uploaded which file when, and how it went."""
+    page = Paginator(import_jobs_listed(), JOBS_PER_PAGE).get_page(request.GET.get("page"))
+    jobs = list(page.object_list)
+    progresses = import_progresses(jobs)
+    context = {
+        "page": page,
+        "jobs": [(job, progresses[job.pk]) for job in jobs],
+        "keep_days": settings.IMPORT_KEEP_DAYS,
+    }
+    return render(request, "imports/list.html", context)
 
 
 @whole_school_required

@@ -33,7 +33,7 @@ def _required_message(choose: bool, label: object) -> str:
     return gettext("Enter the %(label)s.") % {"label": label}
 
 
-# Lazy: some forms' fields are set up once at import time (imports.files), and the
+# Lazy: some forms' fields are set up once at import time (imports.checks), and the
 # message must be translated when it is shown, not then.
 _required_message_lazy = lazy(_required_message, str)
 

@@ -22,7 +22,7 @@ urlpatterns = [
     path("classes/", include("learners.group_urls")),
     path("", include("lessons.urls")),
     path("follow-ups/", include("followups.urls")),
-    path("learners/import/", include("imports.urls")),
+    path("learners/", include("imports.urls")),
     path("learners/", include("learners.urls")),
     path("", include("privacy.urls")),
     path("", include("safeguarding.urls")),

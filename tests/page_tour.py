@@ -72,6 +72,7 @@ def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop
         Stop("followup-item", f"/follow-ups/{followup_pk}/"),
         Stop("import-upload", "/learners/import/"),
         Stop("import-preview-bad-rows", f"/learners/import/{import_pk}/"),
+        Stop("import-list", "/learners/imports/"),
         Stop("operations", "/operations/"),
     ]
 

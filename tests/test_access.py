@@ -214,6 +214,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "followups:queue": {"GET": RESULTS_PAGE, "POST": RESULTS_PAGE},
     # A POST without changes or a note shows the item again with a message.
     "followups:detail": {"GET": FOLLOW_UP, "POST": FOLLOW_UP},
+    "imports:list": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "imports:upload": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "imports:template": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "imports:job": {"GET": whole_school(OK), "POST": whole_school(OK)},

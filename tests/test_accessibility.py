@@ -447,6 +447,7 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
 
     base = live_server.url
     page = sign_in(browser, live_server, staff, viewport)
+    goto_and_check(page, base, "/learners/imports/", "imports list, empty")
 
     page.goto(base + "/learners/import/")
     page.click("details.import-help summary")
@@ -486,6 +487,11 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
     now, _ = mid_way(running, reason="The assessment service refused this username: already taken.")
     goto_and_check(page, base, f"/learners/import/{running.pk}/", "import running, mid-way")
     assert page.eval_on_selector("#import-progress", "bar => bar.value") == 5
+    running.rows.filter(state__in=["queued", "sending"]).update(state="registered")
+    goto_and_check(
+        page, base, f"/learners/import/{running.pk}/", "import running, setting up sign-in"
+    )
+    assert "setting up sign-in" in page.inner_text("#import-summary")
 
     ImportJob.objects.filter(pk=passwords.pk).update(
         state=ImportJob.State.FINISHED, confirmed_at=now, started_at=now, finished_at=now
@@ -503,6 +509,7 @@ def test_bulk_registration_in_every_state_passes_axe(browser, live_server, staff
     click_and_wait(page, f"main form[action$='/{passwords.pk}/passwords.csv'] button")
     assert page.locator(".messages").count()
     assert_accessible(page, "import finished, passwords no longer available")
+    goto_and_check(page, base, "/learners/imports/", "imports list, one in each state")
     page.close()
 
 

@@ -20,7 +20,7 @@ from imports.passwords import password_decrypt, password_encrypt
 from imports.rows import OUTCOME_UNKNOWN
 from imports.run import import_job_run
 from imports.services import import_job_create_from_csv
-from learners.models import Learner
+from learners.models import Learner, Level
 from learners.registration import registration_failure
 from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from portal.usernames import username_normal_form
@@ -114,6 +114,19 @@ def test_a_learner_cannot_reach_the_import_pages(learner_client, staff, db):
         (b"username,password,email\nann,x,a@b.c\n", "lacks the column dob"),
         (b"name,dob\nann,2010-01-01\n", "unknown column \u201cname\u201d"),
         (b"username,dob,dob\nann,2010-01-01,2010-01-01\n", "the column dob more than once"),
+        # Past the first 8 KB, which are sniffed for a binary file's NUL bytes.
+        (
+            (HEADER + "\n" + good_rows(200) + "late.nul,,2010-01-01,,An\x00n,,\n").encode(),
+            "Row 202 holds a null character (a zero byte)",
+        ),
+        (
+            (HEADER + "\n" + good_rows(2) + "long.cell,,2010-01-01,,," + "x" * 140_000).encode(),
+            "Row 4 has a cell longer than 131,072 characters",
+        ),
+        (
+            (HEADER + '\nopen.quote,,2010-01-01,,"Ann,,\n' + good_rows(3000)).encode(),
+            "Row 2 has a cell longer than 131,072 characters",
+        ),
     ],
 )
 def test_a_file_that_cannot_be_used_gets_a_clear_message(staff_client, content, message):
@@ -152,7 +165,7 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
         "fine.one,plum-kettle-river-42,2010-01-02,,,,",  # row 2: good
         "bad name!,plum-kettle-river-42,2010-01-02,,,,",  # 3: username characters
         ",plum-kettle-river-42,2010-01-02,,,,",  # 4: no username
-        "dob.format,plum-kettle-river-42,02/01/2010,,,,",  # 5: dob format
+        "dob.format,plum-kettle-river-42,31/02/2010,,,,",  # 5: no such date
         "dob.future,plum-kettle-river-42,2999-01-01,,,,",  # 6: dob in the future
         "dob.old,plum-kettle-river-42,1850-01-01,,,,",  # 7: implausibly old
         "level.bad,plum-kettle-river-42,2010-01-02,,,,LEVEL9",  # 8: level code
@@ -173,11 +186,12 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
     expected = {
         3: "username: Enter a valid username",
         4: "username: Enter the username.",
-        5: "dob: Enter the date of birth as a real date, like 2009-03-27.",
+        5: "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27).",
         6: "dob: Date of birth must be in the past.",
         7: "dob: With this date of birth the learner would be over 100 years old.",
-        8: "level: Use one of the level codes LOA_PARTNER_LEVEL1, LOA_PARTNER_LEVEL2 or "
-        "LOA_PARTNER_LEVEL3, or leave it empty.",
+        8: "level: Write the level as one of Further education, Secondary, Primary or their "
+        "codes LOA_PARTNER_LEVEL1, LOA_PARTNER_LEVEL2, LOA_PARTNER_LEVEL3 (capitals do not "
+        "matter), or leave it empty.",
         9: "email: Enter a valid email address.",
         10: "password: This password is too common.",
         11: "password: This password is entirely numeric.",
@@ -188,14 +202,87 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
     problems = {row.row_number: " ".join(row.problems) for row in ImportRow.objects.all()}
     for number, words in expected.items():
         assert words in problems[number], (number, problems[number])
-        assert f'<th scope="row">{number}</th>' in page
+        assert f'<th scope="row" data-label="Row">{number}</th>' in page
     assert "password: This password is too short" in problems[14]
-    assert "dob: Enter the date of birth" in problems[14]
+    assert "dob: Write the date as day/month/year" in problems[14]
     assert problems[2] == problems[16] == ""
     assert ImportRow.objects.get(row_number=16).level == "LOA_PARTNER_LEVEL3"
     assert "13 rows with problems will be skipped" in page
     assert "Register 2 learners" in page
     assert "Nothing has been sent to the assessment service yet." in page
+
+
+def checked_cells(staff, column: str, cells: list[str]) -> dict[str, ImportRow]:
+    """Check a file of one learner per cell of `column` (dob or level); return each cell's row."""
+    if column == "dob":
+        lines = [f"learner{n},{cell}" for n, cell in enumerate(cells)]
+    else:
+        lines = [f"learner{n},2010-01-02,{cell}" for n, cell in enumerate(cells)]
+    text = "username,dob" + ("" if column == "dob" else f",{column}") + "\n"
+    text += "\n".join(lines) + "\n"
+    job = import_job_create_from_csv(file=upload_file(text), created_by=staff)
+    rows = job.rows.order_by("row_number")
+    return dict(zip(cells, rows, strict=True))
+
+
+def test_dates_are_read_day_first_as_uk_spreadsheets_write_them_or_year_first(staff, db):
+    rows = checked_cells(
+        staff, "dob", ["27/03/2009", "3/12/2010", "03/04/2010", "2009-03-27", " 1/1/2012 "]
+    )
+
+    dates = {cell: (row.state, row.dob) for cell, row in rows.items()}
+    assert dates == {
+        "27/03/2009": ("queued", date(2009, 3, 27)),
+        "3/12/2010": ("queued", date(2010, 12, 3)),  # 3 December, never 12 March
+        "03/04/2010": ("queued", date(2010, 4, 3)),
+        "2009-03-27": ("queued", date(2009, 3, 27)),
+        " 1/1/2012 ": ("queued", date(2012, 1, 1)),
+    }
+
+
+def test_a_date_in_neither_form_is_refused_naming_both(staff, db):
+    cells = ["31/02/2010", "13/27/2010", "12/25/2010", "3/12/10", "2009/03/27", "27.03.2009"]
+    rows = checked_cells(staff, "dob", cells)
+
+    for cell, row in rows.items():
+        assert row.state == "invalid", cell
+        assert row.problems == [
+            "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
+        ], cell
+
+
+def test_levels_are_read_as_their_names_or_codes_whatever_the_capitals(staff, db):
+    cells = [
+        "Primary",
+        "secondary",
+        "  Further education ",
+        "FURTHER EDUCATION",
+        "LOA_PARTNER_LEVEL2",
+        "loa_partner_level3",
+        "",
+    ]
+    rows = checked_cells(staff, "level", cells)
+
+    levels = {cell: (row.state, row.level) for cell, row in rows.items()}
+    assert levels == {
+        "Primary": ("queued", "LOA_PARTNER_LEVEL3"),
+        "secondary": ("queued", "LOA_PARTNER_LEVEL2"),
+        "  Further education ": ("queued", "LOA_PARTNER_LEVEL1"),
+        "FURTHER EDUCATION": ("queued", "LOA_PARTNER_LEVEL1"),
+        "LOA_PARTNER_LEVEL2": ("queued", "LOA_PARTNER_LEVEL2"),
+        "loa_partner_level3": ("queued", "LOA_PARTNER_LEVEL3"),
+        "": ("queued", ""),
+    }
+
+
+def test_a_level_neither_name_nor_code_is_refused_naming_every_accepted_one(staff, db):
+    rows = checked_cells(staff, "level", ["Year 7", "Further", "LEVEL1"])
+
+    for cell, row in rows.items():
+        assert row.state == "invalid", cell
+        problem = " ".join(row.problems)
+        for accepted in ["Further education", "Secondary", "Primary", *Level.values]:
+            assert accepted in problem, (cell, problem)
 
 
 def test_a_bom_and_blank_lines_and_crlf_are_fine(staff_client):
@@ -471,22 +558,28 @@ def test_progress_shows_each_state_as_json_and_as_a_page(staff_client, staff, mo
     assert running["done"] == 5 and running["remaining"] == 5 and running["percent"] == 50
     # 5 rows to send at 5 per 50 s, but 5 accounts to set up at 4 per 50 s: the slower wins.
     assert running["seconds_left"] == 63
-    assert running["summary"] == "Done 4, failed 1, remaining 5, about 2 minutes left."
+    sending = "Sending learners to the assessment service and setting up their sign-in."
+    assert running["summary"] == (
+        f"5 of 10 learners done (1 failed), about 2 minutes left. {sending}"
+    )
     page = staff_client.get(url).content.decode()
     assert '<progress id="import-progress" max="10" value="5">50%</progress>' in page
+    assert running["summary"] in page
     assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
     assert "js/import_progress.js" in page and 'aria-live="polite"' in page
     assert "The service said no." in page
 
     ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=600))
     slow = staff_client.get(url + "progress.json").json()
-    assert slow["summary"] == "Done 4, failed 1, remaining 5, about 13 minutes left."
+    assert slow["summary"] == f"5 of 10 learners done (1 failed), about 13 minutes left. {sending}"
     ImportRow.objects.filter(pk=numbers[5]).update(state="registered", signin_ready_at=now)
     ImportRow.objects.filter(state="queued").update(state="registered", signin_ready_at=now)
     ImportRow.objects.filter(pk=numbers[9]).update(state="queued", signin_ready_at=None)
     ImportJob.objects.filter(pk=job.pk).update(started_at=now - timedelta(seconds=50))
     nearly = staff_client.get(url + "progress.json").json()
-    assert nearly["summary"] == "Done 8, failed 1, remaining 1, less than a minute left."
+    assert nearly["summary"] == (
+        f"9 of 10 learners done (1 failed), less than a minute left. {sending}"
+    )
 
     ImportRow.objects.filter(state__in=["sending", "queued"]).update(
         state="registered", signin_ready_at=now
@@ -701,7 +794,7 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
         if page.eval_on_selector("#import-progress", "bar => bar.value") == 5:
             break
         page.wait_for_timeout(200)
-    assert "Done 5, failed 0, remaining 5" in page.inner_text("#import-summary")
+    assert "5 of 10 learners done" in page.inner_text("#import-summary")
 
     job.rows.update(state="registered", signin_ready_at=timezone.now())
     ImportJob.objects.filter(pk=job.pk).update(

@@ -183,6 +183,12 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
         file=upload_file(HEADER + "\n" + good_rows(10)), created_by=staff
     )
     now, _ = mid_way(running, reason="The assessment service refused this username: already taken.")
+    signing_in = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(10, prefix="late")), created_by=staff
+    )
+    mid_way(signing_in)
+    # Every row sent; most accounts still being set up (the slow password hashing).
+    signing_in.rows.filter(state__in=["queued", "sending"]).update(state="registered")
     finished = import_job_create_from_csv(
         file=upload_file(
             "username,dob,first_name\nkit.kay,2012-02-02,Kit\nmax.moe,2013-03-03,Max\n"
@@ -221,6 +227,7 @@ def more_stops(*, staff, learner, other_learner, settings, monkeypatch) -> dict:
             Stop("import-upload-error", "/learners/import/", submit_without_browser_checks),
             Stop("import-upload-help-open", "/learners/import/", open_column_help),
             Stop("import-running", f"/learners/import/{running.pk}/"),
+            Stop("import-running-sign-in", f"/learners/import/{signing_in.pk}/"),
             Stop("import-finished-passwords", f"/learners/import/{finished.pk}/"),
             Stop("followup-item-error", f"/follow-ups/{followup.pk}/", bad_due_date),
             Stop(
@@ -351,6 +358,31 @@ def test_every_page_fits_the_screen_with_targets_to_tap_and_text_to_read(
         problems += [f"{stop.name}: {problem}" for problem in problems_on(page)]
 
     assert len(seen) == len(set(seen)) == sum(len(stops) for _, stops in portal_with_data)
-    assert len(seen) >= len(ANONYMOUS) + 11 + len(LEARNER) + 27
+    assert len(seen) >= len(ANONYMOUS) + 12 + len(LEARNER) + 28
     assert all((ARTIFACTS / f"{name}-{width}.png").stat().st_size > 1000 for name in seen)
     assert problems == [], "\n".join(problems)
+
+
+PROBLEM_BOXES_JS = """() => [...document.querySelectorAll(".import-problems li")].map((item) => {
+  const box = item.getBoundingClientRect();
+  return {text: item.textContent.trim(), left: box.left, right: box.right};
+})"""
+
+
+def test_every_problem_of_a_refused_row_is_in_sight_on_a_phone(browser, live_server, staff):
+    long_name = "a.very.long.username.typed.without.a.single.space.by.someone!"
+    rows = (
+        f"{long_name},short,31/02/2010,not-an-email,,,Year 7\n"
+        "fine.name,plum-kettle-river-42,2010-01-02,,,,\n"
+    )
+    job = import_job_create_from_csv(file=upload_file(HEADER + "\n" + rows), created_by=staff)
+    context = browser.new_context(viewport={"width": 360, "height": 640})
+    page = context.new_page()
+    list(visit_as(page, live_server.url, staff, [Stop("preview", f"/learners/import/{job.pk}/")]))
+
+    problems = page.evaluate(PROBLEM_BOXES_JS)
+    context.close()
+
+    assert len(problems) >= 4, problems  # username, password, dob, email, level
+    outside = [p for p in problems if p["left"] < 0 or p["right"] > 360]
+    assert outside == [], outside

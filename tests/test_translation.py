@@ -25,8 +25,9 @@ from django.utils.translation import trans_real
 from assessments.models import AssessmentAttempt
 from imports.models import ImportJob
 from imports.run import _thread
+from imports.services import import_job_create_from_csv
 from portal.models import UpstreamFailure
-from tests.factories import make_learner
+from tests.factories import HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
@@ -275,6 +276,30 @@ def test_form_errors_and_error_pages_are_translated(in_pseudo_language, cohort, 
 
     found = problems(pages, data_words())
     assert not found, "Text that never went through translation:\n" + "\n".join(found)
+
+
+@pytest.mark.django_db
+def test_an_imports_progress_and_the_list_of_imports_are_translated(in_pseudo_language, staff):
+    job = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(10)), created_by=staff
+    )
+    mid_way(job)
+    visitor = Client()
+    visitor.force_login(staff)
+    url = f"/learners/import/{job.pk}/"
+    pages = {"sending": read(visitor.get(url))}
+    summaries = [visitor.get(url + "progress.json").json()["summary"]]
+    job.rows.filter(state__in=["queued", "sending"]).update(state="registered")
+    pages["setting up sign-in"] = read(visitor.get(url))
+    summaries.append(visitor.get(url + "progress.json").json()["summary"])
+    pages["list"] = read(visitor.get("/learners/imports/"))
+
+    found = problems(pages, data_words())
+    assert not found, "Text that never went through translation:\n" + "\n".join(found)
+    # The summary is made of messages inside messages: an untranslated part would hide inside
+    # the outer brackets, but not its vowels, which the pseudo-language accents.
+    for summary in summaries:
+        assert summary.startswith(OPEN) and not re.search("[aeiouyAEIOUY]", summary), summary
 
 
 @pytest.mark.django_db

@@ -1,7 +1,8 @@
 // Import progress: poll the job's JSON and move the bar in place; reload once it has finished.
 // Without JavaScript the page refreshes itself (a <noscript> meta refresh) instead.
-// Every text it shows comes from the server, already translated: the JSON's summary,
-// signin_summary and percent_text, in the page's language. No words are written here.
+// Every text it shows comes from the server, already translated: the JSON's summary and
+// percent_text, in the page's language. No words are written here. The bar's value and the
+// summary's count are the same figure of the same JSON (imports/progress.py), so they agree.
 (function () {
   "use strict";
   var POLL_MS = 2000;
@@ -12,7 +13,6 @@
   var url = root.getAttribute("data-progress-url");
   var bar = document.getElementById("import-progress");
   var summary = document.getElementById("import-summary");
-  var signin = document.getElementById("import-signin");
   var announcer = document.getElementById("import-announcer");
   var lastAnnounced = Date.now();
 
@@ -25,7 +25,6 @@
     bar.value = progress.done;
     bar.textContent = progress.percent_text;
     summary.textContent = progress.summary;
-    signin.textContent = progress.signin_summary;
     if (Date.now() - lastAnnounced >= ANNOUNCE_EVERY_MS) {
       announcer.textContent = progress.summary;
       lastAnnounced = Date.now();
