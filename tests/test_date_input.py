@@ -1,4 +1,7 @@
-"""Dates are typed as day, month and year in three boxes; a date sent whole is still taken."""
+"""Dates are typed as day, month and year in three boxes; a date sent whole is still taken.
+
+The same in a browser: tests/test_date_input_in_browser.py.
+"""
 
 import re
 from datetime import date, timedelta
@@ -11,7 +14,6 @@ from django.utils import timezone
 from learners.forms import LearnerRegistrationForm
 from learners.models import Learner
 from portal.date_fields import DatePartsField
-from tests.browsing import browser_sign_in, fill_date
 from tests.factories import SLEEP, VALID, flagged
 
 REGISTRATION = {name: value for name, value in VALID.items() if name != "dob"}
@@ -261,46 +263,3 @@ def test_a_dashboard_date_with_a_wrong_month_is_explained_and_kept(staff_client)
     assert "The To date must be a real date" in html
     assert_links_lead_to_boxes(html, "id_to_month")
     assert 'value="14"' in box(html, "to_month") and 'value="30"' in box(html, "to_day")
-
-
-# In a browser -------------------------------------------------------------------------------
-
-
-@pytest.mark.browser
-@pytest.mark.django_db(transaction=True)
-def test_staff_register_a_learner_typing_the_date_of_birth_in_three_boxes(
-    browser, live_server, staff, upstream
-):
-    page = browser.new_page()
-    browser_sign_in(page, live_server.url, staff.username)
-    page.goto(live_server.url + "/learners/new/")
-    page.fill("#id_username", "nia.north")
-    page.fill("#id_password", VALID["password"])
-    dob = page.get_by_role("group", name="Date of birth")
-    dob.get_by_label("Day").fill("27")
-    dob.get_by_label("Month").fill("3")
-    dob.get_by_label("Year").fill("2009")
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
-
-    learner = Learner.objects.get(username="nia.north")
-    assert page.url == f"{live_server.url}/learners/{learner.pk}/"
-    assert "27 March 2009" in page.inner_text("main")
-    assert upstream.state.learners[learner.upstream_user_id].dob == date(2009, 3, 27)
-    page.close()
-
-
-@pytest.mark.browser
-@pytest.mark.django_db(transaction=True)
-def test_an_error_summary_link_takes_focus_to_the_wrong_box(browser, live_server, staff):
-    page = browser.new_page()
-    browser_sign_in(page, live_server.url, staff.username)
-    page.goto(live_server.url + "/learners/new/")
-    fill_date(page, "dob", "27", "", "2009")
-    page.click("main button[type=submit]")
-    page.wait_for_load_state()
-    page.click(".error-summary a[href='#id_dob_month']")
-
-    assert page.evaluate("document.activeElement.id") == "id_dob_month"
-    assert page.input_value("#id_dob_day") == "27" and page.input_value("#id_dob_year") == "2009"
-    page.close()
