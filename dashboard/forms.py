@@ -9,24 +9,31 @@ from django.utils.translation import gettext, gettext_lazy
 
 from dashboard.selectors import CohortFilters
 from learners.models import Level
+from portal.date_fields import DatePartsField
 
 # Dates outside these years are typing slips, and would overflow the time-zone arithmetic.
 EARLIEST = date(1900, 1, 1)
 LATEST = date(2999, 12, 31)
 
 
-def _date_field(label: str, invalid: str) -> forms.DateField:
-    return forms.DateField(
+def _date_field(label: str, name: str, invalid: str) -> DatePartsField:
+    return DatePartsField(
         label=label,
+        name=name,
         required=False,
+        # Sent whole, as links and the results export write it: an ISO date.
         input_formats=["%Y-%m-%d"],
-        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        help_text=gettext("For example, 1 9 2026"),
         error_messages={"invalid": invalid},
     )
 
 
 class CohortFilterForm(forms.Form):
-    """Level, and dates from and to (both included); the GET names are level, from, to."""
+    """Level, and dates from and to (both included); the GET names are level, from, to.
+
+    Each date comes as its three boxes (`from_day`, `from_month`, `from_year`) or whole
+    (`from=2026-09-01`, as the export link and older bookmarks write it).
+    """
 
     level = forms.ChoiceField(
         label=gettext_lazy("Level"),
@@ -38,10 +45,14 @@ class CohortFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         # "from" is a Python keyword, so these two cannot be declared as class attributes.
         self.fields["from"] = _date_field(
-            gettext("From"), gettext("Enter the From date as a real date, like 2026-09-01.")
+            gettext("From"),
+            gettext("The From date"),
+            gettext("Enter the From date as a real date, like 2026-09-01."),
         )
         self.fields["to"] = _date_field(
-            gettext("To"), gettext("Enter the To date as a real date, like 2026-09-01.")
+            gettext("To"),
+            gettext("The To date"),
+            gettext("Enter the To date as a real date, like 2026-09-01."),
         )
         self.fields["level"].error_messages["invalid_choice"] = gettext(
             "Choose a level from the list: further education, secondary or primary."

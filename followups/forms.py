@@ -5,11 +5,13 @@ from datetime import date, timedelta
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
 
 from followups.models import FollowUp
 from followups.selectors import ALL, ASSIGNED_TO_ME, OPEN, UNASSIGNED
 from learners.models import Level
+from portal.date_fields import DatePartsField
 
 NOTE_MAX_LENGTH = 5000
 # A due date further out than this is almost certainly a typing slip (2205 for 2025).
@@ -98,12 +100,12 @@ class FollowUpUpdateForm(forms.Form):
         label=gettext_lazy("Assigned to"),
         empty_label=gettext_lazy("No one (unassigned)"),
     )
-    due_date = forms.DateField(
+    due_date = DatePartsField(
         label=gettext_lazy("Due date"),
-        help_text=gettext_lazy("For example, 2026-03-27"),
-        widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"),
+        help_text=gettext_lazy("For example, 27 3 2026"),
         error_messages={
             "required": gettext_lazy("Enter a due date"),
+            # Only for a date sent whole, as scripts do; the boxes have their own messages.
             "invalid": gettext_lazy("Enter the due date as a real date, for example 2026-03-27"),
         },
     )
@@ -145,10 +147,9 @@ class FollowUpUpdateForm(forms.Form):
         due = self.cleaned_data["due_date"]
         opened = timezone.localdate(self.follow_up.created_at)
         if due < opened:
-            # The date is written as the date field takes it (year-month-day).
             raise forms.ValidationError(
                 gettext("The due date cannot be before the item was opened (%(date)s)")
-                % {"date": opened.isoformat()}
+                % {"date": date_format(opened, "DATE_FORMAT")}
             )
         if due > timezone.localdate() + DUE_DATE_MAX_AHEAD:
             raise forms.ValidationError(gettext("The due date must be within a year from today"))

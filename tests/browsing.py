@@ -17,6 +17,12 @@ def browser_sign_in(page, base_url: str, username: str, password: str = PASSWORD
     page.wait_for_load_state()
 
 
+def fill_date(page, name: str, day: object, month: object, year: object) -> None:
+    """Type a date into a form's three boxes (Day, Month, Year) of the field `name`."""
+    for part, value in (("day", day), ("month", month), ("year", year)):
+        page.fill(f"#id_{name}_{part}", str(value))
+
+
 def make_last_resort_pages_reachable(monkeypatch) -> None:
     """Make "Check for results" reach the 503 page and "Try sending them now" the 500 page."""
     # "Check for results" meets an upstream failure no view expects (the 503 page), and "Try

@@ -10,7 +10,7 @@ from learners.models import GroupMembership, Level
 from lessons.models import CardRefusal, CardSession, SignInCard
 from lessons.services import group_cards_print, window_open
 from portal.models import StaffRole
-from tests.browsing import browser_sign_in
+from tests.browsing import browser_sign_in, fill_date
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
@@ -45,6 +45,12 @@ def submit_without_browser_checks(page, selector: str = "main button[type=submit
     page.wait_for_load_state()
 
 
+def register_without_a_month(page) -> None:
+    """Type a date of birth without its month, to reach the error on one of its three boxes."""
+    fill_date(page, "dob", 27, "", 2009)
+    submit_without_browser_checks(page)
+
+
 def fill_wrong_password(page) -> None:
     """Try to sign in as nobody, to reach the sign-in page's error."""
     page.fill("#id_username", "nobody.here")
@@ -68,6 +74,8 @@ def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop
         Stop("learner-list", "/learners/"),
         Stop("learner-detail-trend", f"/learners/{trend_pk}/"),
         Stop("register-errors", "/learners/new/", submit_without_browser_checks),
+        Stop("register-date-error", "/learners/new/", register_without_a_month),
+        Stop("dashboard-date-error", "/dashboard/?from_day=31&from_month=2&from_year=2026"),
         Stop("followup-queue", "/follow-ups/"),
         Stop("followup-item", f"/follow-ups/{followup_pk}/"),
         Stop("import-upload", "/learners/import/"),

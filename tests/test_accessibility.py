@@ -13,7 +13,12 @@ import pytest
 from django.urls import Resolver404, resolve
 
 from assessments.models import AttemptAnswer
-from tests.browsing import browser_sign_in, make_last_resort_pages_reachable, violations
+from tests.browsing import (
+    browser_sign_in,
+    fill_date,
+    make_last_resort_pages_reachable,
+    violations,
+)
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
@@ -109,6 +114,14 @@ def test_staff_pages_pass_axe_in_each_state(browser, live_server, staff, setting
     page.click("main button[type=submit]")
     page.wait_for_load_state()
     assert_accessible(page, "register form with errors")
+    fill_date(page, "dob", 27, "", 2009)
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+    assert page.get_attribute("#id_dob_month", "aria-invalid") == "true"
+    assert_accessible(page, "register form, the date of birth without its month")
+    page.goto(live_server.url + "/dashboard/?to_day=31&to_month=2&to_year=2026")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "dashboard, a date typed in boxes that is not real")
 
     page.goto(live_server.url + "/learners/import/")
     bad_rows = HEADER + "\nbad name!,,2010-01-01,,,,\nok.name,short,1800-01-01,x,,,LEVEL9\n"
@@ -189,12 +202,12 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
     )
     item = flagged(learner, "SLEEP")
     staff_page.goto(live_server.url + f"/follow-ups/{item.pk}/")
-    staff_page.fill("#id_due_date", "31/02/2026")
+    fill_date(staff_page, "due_date", 31, 2, 2026)
     staff_page.click("main form button[type=submit]")
     staff_page.wait_for_load_state()
     assert staff_page.is_visible(".error-summary")
     assert_accessible(staff_page, "follow-up item with an error")
-    staff_page.fill("#id_due_date", str(item.due_date))
+    fill_date(staff_page, "due_date", item.due_date.day, item.due_date.month, item.due_date.year)
     staff_page.fill("#id_note", "Spoke to the family.")
     staff_page.click("main form button[type=submit]")
     staff_page.wait_for_load_state()
@@ -247,6 +260,8 @@ def test_pages_after_registering_through_the_sandbox_pass_axe(
     for name, value in VALID.items():
         if name == "level":
             page.select_option(f"#id_{name}", value)
+        elif name == "dob":
+            fill_date(page, name, *reversed(value.split("-")))
         else:
             page.fill(f"#id_{name}", value)
     page.click("main button[type=submit]")

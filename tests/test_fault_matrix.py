@@ -289,8 +289,12 @@ def _input_tag(page: str, name: str) -> str:
 
 
 def assert_typed_values_kept_except_the_password(page: str, form: dict[str, str]) -> None:
-    for name in ("username", "dob", "email", "first_name", "last_name"):
+    for name in ("username", "email", "first_name", "last_name"):
         assert f'value="{form[name]}"' in _input_tag(page, name), name
+    # The date of birth, sent whole, comes back in its three boxes.
+    year, month, day = form["dob"].split("-")
+    for part, typed in (("day", day), ("month", month), ("year", year)):
+        assert f'value="{typed}"' in _input_tag(page, f"dob_{part}"), part
     assert re.search(rf'<option value="{form["level"]}"[^>]*\bselected', page)
     assert "value=" not in _input_tag(page, "password")
 

@@ -379,7 +379,8 @@ def test_a_bad_due_date_is_explained_and_changes_nothing(staff_client, learner, 
 
     page = response.content.decode()
     assert 'class="error-summary"' in page and message in page
-    assert '<a href="#id_due_date">' in page
+    # The link leads to the date's first box.
+    assert '<a href="#id_due_date_day">' in page and 'id="id_due_date_day"' in page
     item.refresh_from_db()
     assert item.status == Status.NEW
 

@@ -20,9 +20,14 @@ def register(client, **changes):
 
 def test_the_form_shows_every_spec_field_with_a_label(staff_client):
     html = staff_client.get("/learners/new/").content.decode()
-    for name in ["username", "password", "dob", "email", "first_name", "last_name", "level"]:
+    for name in ["username", "password", "email", "first_name", "last_name", "level"]:
         assert f'name="{name}"' in html
         assert f'<label for="id_{name}">' in html
+    # The date of birth is typed as day, month and year, each box labelled, under its legend.
+    assert "<legend>Date of birth</legend>" in html
+    for part in ["day", "month", "year"]:
+        assert f'name="dob_{part}"' in html
+        assert f'<label for="id_dob_{part}">{part.title()}</label>' in html
 
 
 @pytest.mark.parametrize(
@@ -55,7 +60,9 @@ def test_it_rejects_bad_input_with_a_field_error_and_sends_nothing(
     assert any(message in error for error in form.errors[field])
     html = response.content.decode()
     assert "There is a problem" in html
-    assert f'href="#id_{field}"' in html
+    # A date's error leads to its first box.
+    target = f"id_{field}_day" if field == "dob" else f"id_{field}"
+    assert f'href="#{target}"' in html
     assert not Learner.objects.exists()
 
 

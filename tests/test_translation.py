@@ -263,6 +263,11 @@ def test_form_errors_and_error_pages_are_translated(in_pseudo_language, cohort, 
     pages["not found"] = read(visitor.get("/no-such-page/"))
     visitor.force_login(staff)
     pages["registration errors"] = read(visitor.post("/learners/new/", {"dob": "2090-13-01"}))
+    for dob_boxes in [{"dob_day": "27", "dob_year": "2009"}, {"dob_day": "31", "dob_month": "2"}]:
+        pages[f"date of birth errors {dob_boxes}"] = read(visitor.post("/learners/new/", dob_boxes))
+    pages["dashboard date errors"] = read(
+        visitor.get("/dashboard/", {"from_day": "31", "from_month": "2", "from_year": "26"})
+    )
     pages["upload errors"] = read(visitor.post("/learners/import/", {}))
     learner = cohort["finished"]
     pages["password errors"] = read(visitor.post(f"/learners/{learner.pk}/password/", {}))
