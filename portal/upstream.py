@@ -171,8 +171,9 @@ def record_failed_call(record) -> None:
     """Keep a failed upstream call for the operations page (a client call listener)."""
     from portal.models import UpstreamFailure
 
-    # A call refused by the open circuit never reached the service: not a new failure.
-    if not record.ok and record.outcome != CIRCUIT_OPEN_OUTCOME:
+    # A call refused by the open circuit never reached the service: not a new failure. Nor is
+    # the expected "no results yet" while the portal waits for them.
+    if not record.ok and not record.expected and record.outcome != CIRCUIT_OPEN_OUTCOME:
         UpstreamFailure.objects.create(
             endpoint=record.endpoint,
             method=record.method,
