@@ -206,9 +206,7 @@ def test_operational_counts_are_exact_while_outcomes_stay_protected(staff_client
         "Assessments waiting to be delivered": "1",
     }
     assert table_rows(response, "Learners by risk level")["HIGH"] == "fewer than 5"
-    assert table_rows(response, "Learners needing help, by focus area") == {
-        "Sleep": "fewer than 5"
-    }
+    assert table_rows(response, "Learners needing help, by focus area") == {"Sleep": "fewer than 5"}
 
 
 def test_a_group_the_size_of_the_setting_is_shown_exactly(staff_client, settings):
