@@ -54,6 +54,45 @@ def test_after_repeated_failures_pages_fail_fast_with_a_banner_and_stored_pages_
 
 
 @pytest.mark.django_db
+def test_after_an_outage_clears_the_learner_reads_one_message_saying_when_to_try_again(
+    client, pupil, upstream, breaker
+):
+    upstream.state.faults.add("next-assessment", "503")
+    client.force_login(pupil.user)
+    client.post("/me/start/")
+    client.post("/me/start/")  # the circuit opens for its 60 s cool-down
+    upstream.state.faults.clear()  # the service is back; the portal waits out the cool-down
+
+    page = client.post("/me/start/", follow=True).content.decode()
+
+    assert page.count("unavailable at the moment") == 1
+    assert "Try again in about 1 minute." in page
+    assert 'class="messages"' not in page
+    assert page.count('class="banner banner-warning"') == 1
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [
+        (3, "10 seconds"),
+        (25, "30 seconds"),
+        (50, "50 seconds"),
+        (55, "1 minute"),
+        (95, "2 minutes"),
+    ],
+)
+def test_the_time_to_try_again_is_rounded_up_to_a_plain_wait(seconds, said):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.upstream import try_again_in
+
+    until = timezone.now() + timedelta(seconds=seconds)
+    assert try_again_in(until) == f"Try again in about {said}."
+
+
+@pytest.mark.django_db
 def test_no_banner_while_the_upstream_answers(client, pupil, breaker):
     client.force_login(pupil.user)
 
