@@ -1,6 +1,6 @@
 """Layout a person notices at 360 px (a phone) and 1280 px (a laptop) that the tour's general
 rules (tests/test_phones.py: no sideways scrolling of the page) do not catch: a row's action
-hidden in a table's own scrolling box."""
+hidden in a table's own scrolling box, a menu too narrow for its options."""
 
 import re
 
@@ -73,3 +73,28 @@ def test_on_a_laptop_the_rows_stay_a_table_with_its_headers(staff_page, needing_
         assert table.evaluate("(table) => getComputedStyle(table).display") == "table"
         assert table.locator("thead th").first.is_visible()
         in_view_without_scrolling(page, table.locator("tbody tr").first.locator("td").last)
+
+
+NEEDED_WIDTH_JS = """(select) => {
+  // The same menu left to size itself: as wide as its longest option needs.
+  const probe = select.cloneNode(true);
+  probe.removeAttribute("id");
+  probe.removeAttribute("name");
+  Object.assign(probe.style, {width: "auto", minWidth: "0", maxWidth: "none",
+                              position: "absolute", visibility: "hidden"});
+  select.parentElement.append(probe);
+  const needed = probe.getBoundingClientRect().width;
+  probe.remove();
+  return needed;
+}"""
+
+
+@pytest.mark.parametrize("width", [PHONE, LAPTOP])
+def test_the_sort_menu_is_wide_enough_for_its_longest_option(staff_page, needing_action, width):
+    page = staff_page(width, "/follow-ups/")
+    sort = page.locator("#id_sort")
+
+    needed = sort.evaluate(NEEDED_WIDTH_JS)
+
+    assert sort.bounding_box()["width"] >= needed - 0.5, (sort.bounding_box(), needed)
+    assert sort.bounding_box()["x"] + sort.bounding_box()["width"] <= width
