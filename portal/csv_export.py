@@ -58,7 +58,8 @@ def csv_lines(
     # Numbers (int, Decimal) stay unquoted, so that a spreadsheet reads them as numbers.
     writer = csv.writer(_Echo(), quoting=csv.QUOTE_NONNUMERIC)
     yield "\ufeff"  # so spreadsheets read the file as UTF-8
-    yield writer.writerow(header)
+    # The header is a data interface, the same line as ever: column names of ours, never data.
+    yield csv.writer(_Echo()).writerow(header)
     rows = iter(rows)
     while True:
         # Only while this row is made: nothing else the thread does between lines is affected.
