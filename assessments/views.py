@@ -29,7 +29,7 @@ from portal.access import learner_required, safeguarding_ready
 from portal.middleware import learner_keep_alive, learner_seconds_left, not_activity
 from portal.models import PartnerSettings
 from portal.partner_api import PartnerApiError
-from portal.upstream import failure_message
+from portal.upstream import failure_message, failure_message_tags
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
@@ -75,7 +75,7 @@ def start(request: HttpRequest) -> HttpResponse:
         messages.info(request, _("There is no assessment for you to take right now."))
         return redirect("assessments:my_assessments")
     except PartnerApiError as error:
-        messages.error(request, failure_message(error))
+        messages.error(request, failure_message(error), extra_tags=failure_message_tags(error))
         return redirect("assessments:my_assessments")
     return redirect("assessments:take", assessment_id=attempt.assessment_id)
 
@@ -304,7 +304,7 @@ def refresh(request: HttpRequest, assessment_id: int) -> HttpResponse:
     except services.AttemptClosed:
         return redirect("assessments:results", assessment_id=assessment_id)
     except PartnerApiError as error:
-        messages.error(request, failure_message(error))
+        messages.error(request, failure_message(error), extra_tags=failure_message_tags(error))
         return redirect("assessments:results", assessment_id=assessment_id)
     messages.info(
         request,

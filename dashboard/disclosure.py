@@ -1,6 +1,11 @@
 """Small-group protection: no figure on the dashboard lets a reader single out a learner.
 
-Two rules, applied to every count before it reaches a table, a chart or a file:
+Figures about how learners did (learners assessed, the total of their results; risk levels;
+needs help) are protected. Operational figures (learners registered, assessments in progress,
+assessments waiting to be delivered) say how the work stands, not how anyone did: staff act on
+them and see each learner's progress on other pages anyway, so they are shown exactly
+(`exact`). Two rules, applied to every protected count before it reaches a table, a chart or a
+file:
 
 1. Primary: a count from 1 to DASHBOARD_MIN_GROUP_SIZE - 1 is shown as "fewer than N"
    (0 is shown as 0: an empty group names nobody).
@@ -31,6 +36,11 @@ def not_shown() -> str:
 
 def _shown(count: int) -> str:
     return number_text(count)  # the locale's digit grouping: 1,234 in English
+
+
+def exact(label: str, count: int, *, url: str = "") -> Figure:
+    """Return an operational count as a Figure, shown exactly however small."""
+    return Figure(label, count, _shown(count), url)
 
 
 def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:

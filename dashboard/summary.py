@@ -7,7 +7,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
-from dashboard.disclosure import protect, protect_parts
+from dashboard.disclosure import exact, protect, protect_parts
 from dashboard.selectors import (
     CohortFilters,
     cohort_headline,
@@ -44,20 +44,20 @@ def cohort_summary(
     assessed = sum(n for _, n in risk_rows)
     level = {"level": filters.level} if filters.level else {}
     undated = filters.start is None and filters.end is None
+    # Operational figures are exact (dashboard.disclosure); learners assessed is the total of
+    # their results, shown beside the risk levels, so it is protected with them.
     headline = [
-        protect(
+        exact(
             _("Learners registered"),
             counts.registered,
-            min_size=size,
             # The learner list has no date filter: link it only when it shows the same learners.
             url=_url("learners:list", level) if undated else "",
         ),
         protect(_("Learners assessed"), assessed, min_size=size),
-        protect(_("Learners with an assessment in progress"), counts.in_progress, min_size=size),
-        protect(
+        exact(_("Learners with an assessment in progress"), counts.in_progress),
+        exact(
             _("Assessments waiting to be delivered"),
             counts.pending_delivery,
-            min_size=size,
             url=reverse("operations") if with_operations else "",
         ),
     ]

@@ -18,6 +18,12 @@ NOTE_MAX_LENGTH = 5000
 DUE_DATE_MAX_AHEAD = timedelta(days=366)
 
 
+def staff_name(user: AbstractBaseUser) -> str:
+    """Name a member of staff the one way follow-up pages do: full name, else username."""
+    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
+    return full or user.get_username()
+
+
 class FollowUpFilterForm(forms.Form):
     """The queue's filters and sort, read from the query string."""
 
@@ -55,7 +61,7 @@ class FollowUpFilterForm(forms.Form):
             ("", gettext("Anyone or no one")),
             (ASSIGNED_TO_ME, gettext("Assigned to me")),
             (UNASSIGNED, gettext("Unassigned")),
-            *[(str(user.pk), user.get_username()) for user in staff],
+            *[(str(user.pk), staff_name(user)) for user in staff],
         ]
         self.fields["area"].choices = [
             ("", gettext("Any focus area")),
@@ -83,11 +89,7 @@ class FollowUpFilterForm(forms.Form):
 
 class StaffChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: AbstractBaseUser) -> str:
-        full = obj.get_full_name() if hasattr(obj, "get_full_name") else ""
-        if not full:
-            return obj.get_username()
-        # Translators: a member of staff in a list: full name (username).
-        return gettext("%(name)s (%(username)s)") % {"name": full, "username": obj.get_username()}
+        return staff_name(obj)
 
 
 class FollowUpUpdateForm(forms.Form):

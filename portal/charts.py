@@ -90,7 +90,8 @@ TREND_HEIGHT = 210
 TREND_LEFT = 38  # room for the y axis labels
 TREND_TOP = 28  # room for the score above the highest point
 TREND_BOTTOM = 48  # room for the dates, on two lines
-TREND_INSET = 28  # first and last points sit this far inside, so their dates fit
+TREND_INSET = 36  # first and last points sit this far inside, so their scores fit
+TREND_END = TREND_WIDTH - 2  # the last point's dates end here: however wide, never clipped
 
 
 def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeString:
@@ -145,17 +146,23 @@ def line_chart(*, chart_id: str, title: str, points: list[TrendPoint]) -> SafeSt
     # format letters (https://docs.djangoproject.com/en/stable/ref/templates/builtins/#date);
     # the year goes on a line of its own below.
     day_format = pgettext("chart day label", "j M")
-    for (x, y), point in zip(coords, points, strict=True):
+    last = len(points) - 1
+    for index, ((x, y), point) in enumerate(zip(coords, points, strict=True)):
+        # A date centred under the last point would run past the chart's right edge (how far
+        # depends on the month's name and the font): it ends at the edge instead.
+        date_x, anchor = (TREND_END, "end") if index == last and last else (x, "middle")
         marks.append(
             format_html(
                 '<circle class="trend-point" cx="{x}" cy="{y}" r="5"></circle>'
                 '<text class="point-label" x="{x}" y="{ly}" text-anchor="middle">{score}</text>'
-                '<text class="tick" x="{x}" y="{dy}" text-anchor="middle">{day}</text>'
-                '<text class="tick" x="{x}" y="{yy}" text-anchor="middle">{year}</text>',
+                '<text class="tick" x="{dx}" y="{dy}" text-anchor="{anchor}">{day}</text>'
+                '<text class="tick" x="{dx}" y="{yy}" text-anchor="{anchor}">{year}</text>',
                 x=x,
                 y=y,
                 ly=y - 10,
                 score=_number(point.score),
+                dx=date_x,
+                anchor=anchor,
                 dy=bottom + 17,
                 day=format_date(point.on, day_format),
                 yy=bottom + 33,

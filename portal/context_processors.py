@@ -3,7 +3,7 @@
 from django.http import HttpRequest
 
 from portal.access import StaffPermissions, is_staff_member, learner_for
-from portal.upstream import upstream_available
+from portal.upstream import upstream_outage
 
 
 def roles(request: HttpRequest) -> dict:
@@ -20,4 +20,4 @@ def roles(request: HttpRequest) -> dict:
 
 def upstream(request: HttpRequest) -> dict:
     """Tell templates whether the assessment service is answering (no network call)."""
-    return {"upstream_available": upstream_available()}
+    return {"upstream_outage": upstream_outage()}

@@ -1,6 +1,7 @@
 """CSV downloads: streamed row by row, and safe to open in a spreadsheet."""
 
 import csv
+import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
@@ -11,6 +12,12 @@ from django.utils import translation
 # A spreadsheet runs a cell that begins with one of these as a formula (OWASP "CSV
 # injection"); tab and carriage return can hide the sign behind white space.
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# Every text cell is quoted, so a spreadsheet that splits on commas keeps it whole. One that
+# splits on another locale's separator (";" in much of Europe, a tab) or reads a line break
+# as the end of a row ignores quotes that do not open its own field, and starts a new cell
+# after that character inside the text: a sign there (after spaces or quotes) is
+# neutralised as at the start of a cell.
+INNER_TRIGGER = re.compile(r"""([,;\t\r\n][ \t"]*)(?=[=+\-@])""")
 
 
 def spreadsheet_safe(value: object) -> str | int | Decimal:
@@ -23,7 +30,7 @@ def spreadsheet_safe(value: object) -> str | int | Decimal:
         return value  # numbers are data, negative ones included
     if isinstance(value, datetime | date):
         return value.isoformat()
-    text = str(value)
+    text = INNER_TRIGGER.sub(r"\1'", str(value))
     if text.startswith(FORMULA_TRIGGERS):
         return "'" + text
     return text
@@ -48,9 +55,11 @@ def csv_lines(
     returned, when the request's language may no longer be active, so a cell may be a lazy
     translation (a level's name, a row's outcome) and still come out in the reader's language.
     """
-    writer = csv.writer(_Echo())
+    # Numbers (int, Decimal) stay unquoted, so that a spreadsheet reads them as numbers.
+    writer = csv.writer(_Echo(), quoting=csv.QUOTE_NONNUMERIC)
     yield "\ufeff"  # so spreadsheets read the file as UTF-8
-    yield writer.writerow(header)
+    # The header is a data interface, the same line as ever: column names of ours, never data.
+    yield csv.writer(_Echo()).writerow(header)
     rows = iter(rows)
     while True:
         # Only while this row is made: nothing else the thread does between lines is affected.

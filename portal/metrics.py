@@ -96,6 +96,8 @@ def call_outcome(record: CallRecord) -> str:
     error = record.error
     if record.ok:
         return "ok"
+    if record.expected:
+        return "not_ready"  # results asked for before they exist: an answer, not a failure
     if isinstance(error, PartnerApiCircuitOpen):
         return "circuit_open"
     if isinstance(error, PartnerApiUnavailable):

@@ -37,7 +37,8 @@ class UpstreamErrorMiddleware:
         return render(
             request,
             "portal/upstream_error.html",
-            {"message": failure_message(exception)},
+            # The page says it all: no banner above it saying the same (base.html).
+            {"message": failure_message(exception), "failure_page": True},
             status=503,
         )
 

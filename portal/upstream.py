@@ -4,6 +4,8 @@ of failed calls, and whether it is available, as far as any process knows."""
 import logging
 import math
 import time
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import cache
@@ -11,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone, translation
 from django.utils.functional import lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from portal.partner_api import (
     PartnerApiBadResponse,
@@ -96,11 +98,41 @@ def failure_message(error: PartnerApiError) -> str:
     kind = failure_kind(error)
     if kind == REFUSED:
         return _refusal(error)
+    advice = FAILURE_ADVICE[kind]
+    if kind == PAUSED:
+        advice = try_again_in(error.open_until) or advice
     # Translators: what went wrong, then what to do about it (each whole sentences).
     return _("%(what_went_wrong)s %(what_to_do)s") % {
         "what_went_wrong": FAILURE_REASONS[kind],
-        "what_to_do": FAILURE_ADVICE[kind],
+        "what_to_do": advice,
     }
+
+
+def try_again_in(until: datetime | None) -> str:
+    """Say when to try again, rounded up ("Try again in about 30 seconds."); "" if unknown."""
+    seconds = (until - timezone.now()).total_seconds() if until is not None else 0
+    if seconds <= 0:
+        return ""
+    if seconds <= 50:
+        count = max(10, math.ceil(seconds / 10) * 10)
+        # Translators: how long until the assessment service is tried again, in seconds.
+        wait = ngettext("%(count)d second", "%(count)d seconds", count) % {"count": count}
+    else:
+        count = math.ceil(seconds / 60)
+        # Translators: how long until the assessment service is tried again, in minutes.
+        wait = ngettext("%(count)d minute", "%(count)d minutes", count) % {"count": count}
+    # Translators: %(wait)s is a short wait such as "30 seconds" or "2 minutes".
+    return _("Try again in about %(wait)s.") % {"wait": wait}
+
+
+# The tag of a message saying the service failed (not that it refused): while the banner says
+# the service is unavailable, such a message would say the same again, so pages leave it out.
+FAILURE_MESSAGE_TAG = "upstream-failure"
+
+
+def failure_message_tags(error: PartnerApiError) -> str:
+    """Return the extra tags of a message about this error (for django.contrib.messages)."""
+    return "" if failure_kind(error) == REFUSED else FAILURE_MESSAGE_TAG
 
 
 def failure_reason(error: PartnerApiError) -> str:
@@ -171,8 +203,9 @@ def record_failed_call(record) -> None:
     """Keep a failed upstream call for the operations page (a client call listener)."""
     from portal.models import UpstreamFailure
 
-    # A call refused by the open circuit never reached the service: not a new failure.
-    if not record.ok and record.outcome != CIRCUIT_OPEN_OUTCOME:
+    # A call refused by the open circuit never reached the service: not a new failure. Nor is
+    # the expected "no results yet" while the portal waits for them.
+    if not record.ok and not record.expected and record.outcome != CIRCUIT_OPEN_OUTCOME:
         UpstreamFailure.objects.create(
             endpoint=record.endpoint,
             method=record.method,
@@ -202,16 +235,33 @@ def publish_circuit_change(base_url: str, change: str) -> None:
     _health_read.pop(base_url, None)
 
 
+@dataclass(frozen=True)
+class Outage:
+    """The assessment service is not being called, as far as any process knows."""
+
+    until: datetime | None  # when calls go through again, if known
+
+    def try_again(self) -> str:
+        """Say when to try again ("Try again in about 30 seconds."), or "" if unknown."""
+        return try_again_in(self.until)
+
+
 def upstream_available() -> bool:
     """Say whether the assessment service is answering, as far as any process knows."""
+    return upstream_outage() is None
+
+
+def upstream_outage() -> Outage | None:
+    """Return the service's outage as far as any process knows, or None while it answers."""
     from portal.models import UpstreamHealth
 
     try:
         base_url = get_client().base_url
     except ImproperlyConfigured:
-        return False
-    if not upstream_status(base_url).available:
-        return False
+        return Outage(until=None)
+    status = upstream_status(base_url)
+    if not status.available:
+        return Outage(until=status.open_until)
     # Every page asks, so what other processes published is read at most every
     # UPSTREAM_HEALTH_CACHE_SECONDS (this process's own changes are known at once, above);
     # from a shared cache, a round trip away, it is kept that long in memory too.
@@ -230,7 +280,7 @@ def upstream_available() -> bool:
             if seconds > 0:
                 cache.set(key, until, seconds)
         _health_read[base_url] = (now, until)
-    return until is None or until <= timezone.now()
+    return None if until is None or until <= timezone.now() else Outage(until=until)
 
 
 # What this process last read of each upstream's published health, and when (monotonic).

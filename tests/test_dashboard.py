@@ -191,6 +191,24 @@ def test_small_groups_are_shown_as_fewer_than_5_in_figures_tables_and_charts(sta
     assert re.findall(r'class="bar bar-withheld"[^>]*width="(\d+)"', chart) == ["10", "10"]
 
 
+def test_operational_counts_are_exact_while_outcomes_stay_protected(staff_client):
+    assessed, busy, waiting = (cohort_learner() for _ in range(3))
+    completed(assessed, "2026-09-10", risk="HIGH", areas={"Sleep": "yes"})
+    attempt(busy, state=State.IN_PROGRESS)
+    attempt(waiting, state=State.SUBMIT_PENDING, submitted="2026-09-03")
+
+    response = staff_client.get("/dashboard/")
+
+    assert figures(response) == {
+        "Learners registered": "3",
+        "Learners assessed": "fewer than 5",
+        "Learners with an assessment in progress": "1",
+        "Assessments waiting to be delivered": "1",
+    }
+    assert table_rows(response, "Learners by risk level")["HIGH"] == "fewer than 5"
+    assert table_rows(response, "Learners needing help, by focus area") == {"Sleep": "fewer than 5"}
+
+
 def test_a_group_the_size_of_the_setting_is_shown_exactly(staff_client, settings):
     settings.DASHBOARD_MIN_GROUP_SIZE = 3
     for _ in range(3):

@@ -12,9 +12,11 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from audit.models import AuditEvent
+from imports.models import ImportJob, ImportRow
+from imports.services import import_job_create_from_csv
 from learners.models import Learner, Level
 from privacy.services import learner_erase
-from tests.factories import cohort_learner, completed
+from tests.factories import cohort_learner, completed, upload_file
 
 State = AssessmentAttempt.State
 
@@ -81,6 +83,75 @@ def test_cells_that_a_spreadsheet_would_run_as_formulas_are_neutralised(staff_cl
     assert results[0]["first_name"].startswith(f"'{trigger}")
     assert results[0]["risk_level"] == f"'{trigger}cmd|' /C calc'!A0"
     assert results[0]["focus_areas_needing_help"] == f"'{trigger}SUM(A1)"
+
+
+# Text meant to run as a formula in a spreadsheet that splits cells on a semicolon or a tab,
+# or starts a row at a line break: quoting alone does not stop those.
+HOSTILE_CELLS = [
+    "a;=cmd|' /C calc'!A0",
+    'b; "+SUM(1)"',
+    "c\t-1+1",
+    "d\n@SUM(A1)",
+    "e\r\n=1+1",
+    "f,=2+2",
+]
+SEPARATORS = [",", ";", "\t"]
+FORMULA_SIGNS = ("=", "+", "-", "@")
+
+
+def hostile_import(staff) -> ImportJob:
+    """A finished bulk registration whose names and reasons are the hostile cells."""
+    upload = io.StringIO()
+    writer = csv.writer(upload)
+    writer.writerow(["username", "dob", "first_name", "last_name"])
+    for n, text in enumerate(HOSTILE_CELLS):
+        writer.writerow([f"pupil.{n}", "2012-02-02", text, text])
+    job = import_job_create_from_csv(file=upload_file(upload.getvalue()), created_by=staff)
+    job.rows.update(state=ImportRow.State.REGISTERED)
+    for row, text in zip(job.rows.order_by("row_number"), HOSTILE_CELLS, strict=True):
+        ImportRow.objects.filter(pk=row.pk).update(reason=text)  # an upstream message
+    ImportJob.objects.filter(pk=job.pk).update(
+        state=ImportJob.State.FINISHED,
+        finished_at=timezone.now(),
+        generated_passwords=len(HOSTILE_CELLS),
+    )
+    return job
+
+
+def test_no_export_starts_a_formula_in_a_spreadsheet_splitting_on_any_separator(
+    staff_client, staff
+):
+    for n, text in enumerate(HOSTILE_CELLS):
+        learner = cohort_learner(name=f"hostile{n}")
+        Learner.objects.filter(pk=learner.pk).update(first_name=text, last_name=text)
+        completed(learner, "2026-09-10", risk=text, areas={text: "yes", f"z{text}": "yes"})
+    job = hostile_import(staff)
+    downloads = {
+        "learners": staff_client.get("/learners/learners.csv"),
+        "results": staff_client.get("/learners/results.csv"),
+        "import template": staff_client.get("/learners/import/template.csv"),
+        "import results": staff_client.get(f"/learners/import/{job.pk}/results.csv"),
+        "import passwords": staff_client.post(f"/learners/import/{job.pk}/passwords.csv"),
+    }
+
+    for name, response in downloads.items():
+        assert response.status_code == 200, name
+        body = b"".join(response.streaming_content).decode("utf-8-sig")
+        assert "cmd|" in body or name == "import template", name  # the hostile text is there
+        every_text_cell_quoted(body)
+        for separator in SEPARATORS:
+            for line in csv.reader(io.StringIO(body), delimiter=separator):
+                for field in line:
+                    assert not field.lstrip(' \t\r\n"').startswith(FORMULA_SIGNS), (name, field)
+
+
+def every_text_cell_quoted(body: str) -> None:
+    """Check that each cell below the header is quoted unless it is a number."""
+    header, rows = body.split("\r\n", 1)
+    assert '"' not in header  # the column names, a data interface, are as they always were
+    for line in csv.reader(io.StringIO(rows), quoting=csv.QUOTE_NONNUMERIC):
+        # QUOTE_NONNUMERIC reads every unquoted cell as a float: a text cell would fail.
+        assert line
 
 
 def test_the_results_export_honours_the_dashboards_level_and_dates(staff_client):

@@ -184,6 +184,30 @@ def test_staff_filter_by_assignee_including_me_and_unassigned(
     assert other_learner.display_name in colleagues and third.display_name not in colleagues
 
 
+def staff_option(page: str, select_name: str, user) -> str:
+    """Return the label of a member of staff in a page's <select name=...>."""
+    select = re.search(rf'<select name="{select_name}".*?</select>', page, re.DOTALL).group()
+    return re.search(rf'<option value="{user.pk}"[^>]*>([^<]*)</option>', select).group(1)
+
+
+def test_the_filter_and_the_assign_menu_name_each_member_of_staff_the_same_way(
+    staff_client, learner
+):
+    named = make_staff("cat.colleague")
+    named.first_name, named.last_name = "Cat", "Colleague"
+    named.save()
+    unnamed = make_staff("dev.nameless")
+    item = flagged(learner, SLEEP)
+
+    queue = queue_rows(staff_client)
+    detail = staff_client.get(f"/follow-ups/{item.pk}/").content.decode()
+
+    assert staff_option(queue, "assignee", named) == "Cat Colleague"
+    assert staff_option(detail, "assignee", named) == "Cat Colleague"
+    assert staff_option(queue, "assignee", unnamed) == "dev.nameless"
+    assert staff_option(detail, "assignee", unnamed) == "dev.nameless"
+
+
 def test_staff_filter_by_focus_area_risk_level_level_and_overdue(
     staff_client, learner, other_learner
 ):

@@ -2,7 +2,10 @@
 
 import re
 
+import pytest
+
 from assessments.models import AssessmentAttempt
+from tests.browsing import browser_sign_in
 from tests.factories import attempt, cohort_learner, completed
 
 State = AssessmentAttempt.State
@@ -55,7 +58,9 @@ def test_the_trend_charts_each_completed_score_by_date_with_a_table_of_the_value
     heights = [int(y) for y in re.findall(r'<circle class="trend-point" cx="\d+" cy="(\d+)"', svg)]
     assert heights == sorted(heights, reverse=True)
     assert "<caption>LOA score of each completed assessment, oldest first</caption>" in section
-    rows = re.findall(r'<th scope="row">([^<]+)</th><td>[^<]+</td><td>([^<]+)</td>', section)
+    rows = re.findall(
+        r'<th scope="row">([^<]+)</th><td[^>]*>[^<]+</td><td[^>]*>([^<]+)</td>', section
+    )
     assert rows == [("10 Sep 2026", "40.25"), ("10 Oct 2026", "55"), ("10 Nov 2026", "71.5")]
     assert "style=" not in section
 
@@ -127,3 +132,43 @@ def test_upstream_text_in_the_trend_stays_text(staff_client):
 
     assert "<img src=x" not in section and "<script>" not in section
     assert "&lt;img src=x onerror=alert(1)&gt;" in section
+
+
+INSIDE_JS = """(svg) => {
+  // Every text of the chart, as drawn, against the chart's own box (half a pixel to spare).
+  const chart = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll("text")].filter((text) => {
+    const box = text.getBoundingClientRect();
+    return box.left < chart.left - 0.5 || box.right > chart.right + 0.5
+      || box.top < chart.top - 0.5 || box.bottom > chart.bottom + 0.5;
+  }).map((text) => text.textContent);
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("width", [360, 1280])
+def test_the_charts_last_date_and_the_tables_caption_are_never_clipped(
+    browser, live_server, staff, width
+):
+    learner = cohort_learner(name="grower")
+    for day, score in [("2026-09-10", "40.25"), ("2026-10-10", "71.5"), ("2026-11-26", "23.75")]:
+        completed(learner, day, score=score)
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    browser_sign_in(page, live_server.url, staff.username)
+    page.goto(f"{live_server.url}/learners/{learner.pk}/")
+    svg = page.locator(".score-trend svg")
+    last_date = svg.locator("text", has_text="26 Nov")
+
+    assert svg.evaluate(INSIDE_JS) == []
+    assert last_date.bounding_box()["x"] + last_date.bounding_box()["width"] <= (
+        svg.bounding_box()["x"] + svg.bounding_box()["width"]
+    )
+    caption = page.locator(".score-trend caption")
+    region = page.locator(".score-trend .table-scroll")
+    assert caption.evaluate("(caption) => caption.scrollWidth <= caption.clientWidth")
+    assert region.evaluate("(region) => region.scrollWidth <= region.clientWidth")
+    caption_box, region_box = caption.bounding_box(), region.bounding_box()
+    assert caption_box["x"] >= region_box["x"]
+    assert caption_box["x"] + caption_box["width"] <= region_box["x"] + region_box["width"]
+    page.close()

@@ -11,6 +11,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, mult
 
 from assessments.models import AssessmentAttempt
 from tests.factories import make_attempt
+from tests.journeys import attempt_url, ready_to_send, register_pupil
 
 pytestmark = pytest.mark.django_db
 
@@ -86,6 +87,17 @@ def test_upstream_calls_are_counted_by_endpoint_and_outcome(client, learner, ups
     client.force_login(learner.user)
     client.post("/me/start/")  # the sandbox does not know this learner: refused
     assert sample(name, endpoint="next-assessment", outcome="rejected") == before + 1
+
+
+def test_results_not_ready_yet_are_counted_apart_from_refusals(client, staff, upstream):
+    name = "portal_upstream_call_duration_seconds_count"
+    not_ready = sample(name, endpoint="results", outcome="not_ready")
+    rejected = sample(name, endpoint="results", outcome="rejected")
+    attempt = ready_to_send(client, register_pupil(staff))
+    upstream.state.faults.add("results", "error", status=404, times=1)
+    client.post(attempt_url(attempt, "submit/"))  # sent, then the results are not there yet
+    assert sample(name, endpoint="results", outcome="not_ready") == not_ready + 1
+    assert sample(name, endpoint="results", outcome="rejected") == rejected
 
 
 def test_sign_in_failures_and_locks_are_counted(client, settings, staff):

@@ -1,5 +1,6 @@
 """Honest pages when the upstream is down, and the staff operations view."""
 
+import re
 import time
 
 import pytest
@@ -53,6 +54,45 @@ def test_after_repeated_failures_pages_fail_fast_with_a_banner_and_stored_pages_
 
 
 @pytest.mark.django_db
+def test_after_an_outage_clears_the_learner_reads_one_message_saying_when_to_try_again(
+    client, pupil, upstream, breaker
+):
+    upstream.state.faults.add("next-assessment", "503")
+    client.force_login(pupil.user)
+    client.post("/me/start/")
+    client.post("/me/start/")  # the circuit opens for its 60 s cool-down
+    upstream.state.faults.clear()  # the service is back; the portal waits out the cool-down
+
+    page = client.post("/me/start/", follow=True).content.decode()
+
+    assert page.count("unavailable at the moment") == 1
+    assert "Try again in about 1 minute." in page
+    assert 'class="messages"' not in page
+    assert page.count('class="banner banner-warning"') == 1
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [
+        (3, "10 seconds"),
+        (25, "30 seconds"),
+        (50, "50 seconds"),
+        (55, "1 minute"),
+        (95, "2 minutes"),
+    ],
+)
+def test_the_time_to_try_again_is_rounded_up_to_a_plain_wait(seconds, said):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.upstream import try_again_in
+
+    until = timezone.now() + timedelta(seconds=seconds)
+    assert try_again_in(until) == f"Try again in about {said}."
+
+
+@pytest.mark.django_db
 def test_no_banner_while_the_upstream_answers(client, pupil, breaker):
     client.force_login(pupil.user)
 
@@ -85,6 +125,40 @@ def test_operations_lists_waiting_submissions_and_retries_them(client, pupil, up
     assert "is now: Completed" in response.content.decode()
     assert upstream.state.submissions_count() == 1
     assert "Nothing needs attention" in staff_client.get("/operations/").content.decode()
+
+
+def failed_calls_shown(page: str, endpoint: str) -> int | None:
+    """Read an endpoint's count from the operations page's failures table (None: no row)."""
+    found = re.search(rf'<th scope="row">{endpoint}</th><td>([0-9,]+)</td>', page)
+    return int(found.group(1).replace(",", "")) if found else None
+
+
+@pytest.mark.django_db
+def test_results_not_ready_yet_are_not_counted_as_failures(client, pupil, upstream, staff):
+    from django.utils import timezone
+
+    from assessments.delivery import attempts_sweep
+
+    attempt = ready_to_send(client, pupil)
+    upstream.state.faults.add("submit-assessment", "503", times=3)
+    client.post(attempt_url(attempt, "submit/"))
+    for _ in range(3):  # each delivery asks for the results first: 404, none there yet
+        AssessmentAttempt.objects.filter(pk=attempt.pk).update(next_attempt_at=timezone.now())
+        attempts_sweep()
+    attempt.refresh_from_db()
+    assert attempt.state == State.COMPLETED
+    results_not_ready = [
+        status for _, endpoint, status in upstream.state.requests if endpoint == "results"
+    ]
+    assert results_not_ready[:3] == [404, 404, 404]
+    staff_client = Client()
+    staff_client.force_login(staff)
+
+    page = staff_client.get("/operations/").content.decode()
+
+    assert failed_calls_shown(page, "submit-assessment") == 3  # the three 503s
+    assert failed_calls_shown(page, "results") is None
+    assert UpstreamFailure.objects.count() == 3
 
 
 @pytest.mark.django_db

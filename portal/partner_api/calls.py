@@ -18,6 +18,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from portal.partner_api.assumptions import (
     ENDPOINT_RETRIES,
+    EXPECTED_REFUSALS,
     NOT_RETRIED,
     RETRY_IF_NOT_SENT,
     RETRY_IF_UNAVAILABLE,
@@ -129,6 +130,7 @@ class Caller:
                 request_id=request_id,
                 error=error,
                 at=at,
+                expected=_expected_refusal(request.endpoint, error),
             )
             _log_attempt(record, max_attempts, plan)
             notify_call_listeners(record)
@@ -211,7 +213,7 @@ def _log_attempt(record: CallRecord, max_attempts: int, plan: RetryPlan | None) 
     if plan is not None:
         details += f"; {plan.reason}"
     logger.log(
-        logging.INFO if record.ok else logging.WARNING,
+        logging.INFO if record.ok or record.expected else logging.WARNING,
         "partner API %s %s -> %s in %d ms (attempt %d/%d, request id %s)%s",
         record.endpoint,
         record.method,
@@ -227,6 +229,13 @@ def _log_attempt(record: CallRecord, max_attempts: int, plan: RetryPlan | None) 
 def _failure_kind(error: PartnerApiError | None) -> str:
     """Name a failure that came without a status (a transport failure) for logs and records."""
     return error.reason if error is not None else "no status"
+
+
+def _expected_refusal(endpoint: str, error: PartnerApiError | None) -> bool:
+    """Whether a refusal is the answer the portal asks for (results not there yet)."""
+    return isinstance(error, PartnerApiRejected) and error.status in EXPECTED_REFUSALS.get(
+        endpoint, ()
+    )
 
 
 def _verdict(exc: BaseException) -> Verdict:

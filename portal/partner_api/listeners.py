@@ -43,6 +43,9 @@ class CallRecord:
     request_id: str | None
     error: PartnerApiError | None
     at: datetime  # when the attempt started
+    # A refusal the portal asks for on purpose (results not there yet): an answer, not a
+    # failure, so it is neither kept on the operations page nor counted as one.
+    expected: bool = False
 
 
 CallListener = Callable[[CallRecord], object]

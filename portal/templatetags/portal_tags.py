@@ -17,7 +17,7 @@ from django.utils.translation import get_language, gettext, ngettext
 from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
 from portal.numbers import number_text
-from portal.upstream import call_outcome_label
+from portal.upstream import FAILURE_MESSAGE_TAG, Outage, call_outcome_label
 
 register = template.Library()
 
@@ -140,6 +140,28 @@ def _learner_nav(language: str | None, script_prefix: str) -> SafeString:
 def call_outcome(outcome: str) -> str:
     """Name a failed upstream call's recorded outcome in the reader's language."""
     return call_outcome_label(outcome)
+
+
+@register.simple_tag(takes_context=True)
+def upstream_banner(context: template.Context) -> Outage | None:
+    """Return the outage the page's banner tells of: None for no banner.
+
+    Signed-in people see it on every page but the failure page, which says it already.
+    """
+    user = context.get("user")
+    if not (user and user.is_authenticated) or context.get("failure_page"):
+        return None
+    return context.get("upstream_outage")
+
+
+@register.filter
+def shown_beside_banner(messages, banner: Outage | None) -> list:
+    """Return the messages to show: one saying the service failed goes while the banner says it."""
+    return [
+        message
+        for message in messages
+        if not (banner and FAILURE_MESSAGE_TAG in (message.extra_tags or "").split())
+    ]
 
 
 # A phone number in a line of text: three digits or more, single spaces between groups, perhaps

@@ -1,0 +1,100 @@
+"""Layout a person notices at 360 px (a phone) and 1280 px (a laptop) that the tour's general
+rules (tests/test_phones.py: no sideways scrolling of the page) do not catch: a row's action
+hidden in a table's own scrolling box, a menu too narrow for its options."""
+
+import re
+
+import pytest
+
+from tests.browsing import browser_sign_in
+from tests.factories import SLEEP, flagged, make_attempt
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PHONE, LAPTOP = 360, 1280
+
+
+@pytest.fixture
+def staff_page(browser, live_server, staff):
+    """Open a page as the member of staff, in a window `width` px wide."""
+    contexts = []
+
+    def at(width: int, path: str):
+        context = browser.new_context(viewport={"width": width, "height": 800})
+        contexts.append(context)
+        page = context.new_page()
+        browser_sign_in(page, live_server.url, staff.username)
+        page.goto(live_server.url + path)
+        return page
+
+    yield at
+    for context in contexts:
+        context.close()
+
+
+def in_view_without_scrolling(page, target) -> None:
+    """Check the target is visible within the window's width, and nothing scrolls sideways."""
+    assert target.is_visible()
+    box = target.bounding_box()
+    width = page.viewport_size["width"]
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    assert page.evaluate(
+        "[...document.querySelectorAll('.table-scroll')]"
+        ".every((box) => box.scrollWidth <= box.clientWidth)"
+    )
+
+
+@pytest.fixture
+def needing_action(other_learner):
+    """A follow-up to open, and answers waiting to be sent that staff may retry."""
+    flagged(other_learner, SLEEP)
+    make_attempt(other_learner, assessment_id=43, state="submit_pending")
+
+
+def test_open_and_retry_now_are_in_view_on_a_phone(staff_page, needing_action):
+    page = staff_page(PHONE, "/follow-ups/")
+    first_row = page.locator("main table tbody tr").first
+    in_view_without_scrolling(page, first_row.get_by_role("link", name=re.compile("^Open")))
+    # Each value keeps its column's name on the card.
+    shown_before = first_row.locator("td").evaluate_all(
+        "(cells) => cells.map((cell) => getComputedStyle(cell, '::before').content)"
+    )
+    assert '"Risk level"' in shown_before and '"Due"' in shown_before
+
+    page = staff_page(PHONE, "/operations/")
+    in_view_without_scrolling(page, page.get_by_role("button", name=re.compile("^Retry now")))
+
+
+def test_on_a_laptop_the_rows_stay_a_table_with_its_headers(staff_page, needing_action):
+    for path in ["/follow-ups/", "/operations/"]:
+        page = staff_page(LAPTOP, path)
+        table = page.locator("main table").first
+        assert table.evaluate("(table) => getComputedStyle(table).display") == "table"
+        assert table.locator("thead th").first.is_visible()
+        in_view_without_scrolling(page, table.locator("tbody tr").first.locator("td").last)
+
+
+NEEDED_WIDTH_JS = """(select) => {
+  // The same menu left to size itself: as wide as its longest option needs.
+  const probe = select.cloneNode(true);
+  probe.removeAttribute("id");
+  probe.removeAttribute("name");
+  Object.assign(probe.style, {width: "auto", minWidth: "0", maxWidth: "none",
+                              position: "absolute", visibility: "hidden"});
+  select.parentElement.append(probe);
+  const needed = probe.getBoundingClientRect().width;
+  probe.remove();
+  return needed;
+}"""
+
+
+@pytest.mark.parametrize("width", [PHONE, LAPTOP])
+def test_the_sort_menu_is_wide_enough_for_its_longest_option(staff_page, needing_action, width):
+    page = staff_page(width, "/follow-ups/")
+    sort = page.locator("#id_sort")
+
+    needed = sort.evaluate(NEEDED_WIDTH_JS)
+
+    assert sort.bounding_box()["width"] >= needed - 0.5, (sort.bounding_box(), needed)
+    assert sort.bounding_box()["x"] + sort.bounding_box()["width"] <= width
