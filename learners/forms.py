@@ -152,17 +152,6 @@ def username_in_normal_form(typed: str) -> str:
     return username
 
 
-class LearnerSearchForm(forms.Form):
-    """Search and filter the learner list."""
-
-    q = forms.CharField(required=False, label=gettext_lazy("Search"), max_length=100)
-    level = forms.ChoiceField(
-        label=gettext_lazy("Level"),
-        choices=[("", gettext_lazy("All levels")), *Level.choices],
-        required=False,
-    )
-
-
 class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
     """Choose a new password for a learner, typed twice and checked by the validators."""
 

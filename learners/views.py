@@ -12,10 +12,11 @@ from django.views.decorators.debug import sensitive_post_parameters
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
 from learners.access import visible_groups, visible_learner_or_404, visible_learners
-from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm, LearnerSearchForm
+from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm
 from learners.groups import learner_current_groups
+from learners.list_forms import LearnerSearchForm
 from learners.models import Learner
-from learners.selectors import learner_matching, learner_rows, sign_in_locked_until
+from learners.selectors import learner_filtered, learner_rows, sign_in_locked_until
 from learners.services import (
     RegistrationFailed,
     learner_password_reset,
@@ -31,15 +32,12 @@ PAGE_SIZE = 25
 
 @staff_required
 def learner_index(request: HttpRequest) -> HttpResponse:
-    """List learners with search, level filter and pagination."""
-    form = LearnerSearchForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    learners = visible_learners(
-        request.user,
-        learner_matching(query=filters.get("q", "").strip(), level=filters.get("level", "")),
-    )
+    """List learners with search, filters, a choice of order and pagination."""
+    form = LearnerSearchForm(request.GET or None, with_results=sees_results(request.user))
+    filters = form.filters()
+    learners = visible_learners(request.user, learner_filtered(filters))
     page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
-    page.object_list = learner_rows(page.object_list)
+    page.object_list = learner_rows(page.object_list, filters.sort)
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)
     return render(
@@ -47,6 +45,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
         "learners/list.html",
         {
             "form": form,
+            "filtered": filters.narrowed,
             "page": page,
             "query_string": query_without_page.urlencode(),
         },
