@@ -20,10 +20,11 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from imports.models import ImportJob, ImportRow
-from imports.passwords import password_encrypt, password_generate
+from imports.passwords import password_encrypt
 from learners.forms import LearnerRegistrationForm, username_in_normal_form
 from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
+from learners.passwords import password_generate
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.usernames import username_normal_form
 
@@ -96,6 +97,7 @@ def _import_row_fields() -> _SharedFields:
     fields["password"].required = False
     # One file names groups in its own `class` column (several per cell), checked in batches.
     del fields["school_class"]
+    del fields["make_password"]  # a row without a password always gets one made
     fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
     # Lazy: these fields are set up once, at import time; the message is translated when shown.
     fields["level"].error_messages["invalid_choice"] = lazy(_level_codes_message, str)()

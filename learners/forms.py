@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from learners.group_fields import GroupChoiceField
 from learners.models import Level, SchoolGroup
+from learners.passwords import password_generate
 from learners.selectors import username_taken
 from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
 from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username_problem
@@ -20,13 +21,34 @@ from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username
 YOUNGEST_AGE_YEARS = 4
 OLDEST_AGE_YEARS = 100
 
+TYPED_AND_MADE = gettext_lazy(
+    'Either type a password or tick "Make a password for me", not both: empty the password '
+    "boxes to have one made."
+)
+
+
+def make_password_field(help_text: str) -> forms.BooleanField:
+    """Return the tick box that leaves making the password to the portal."""
+    return forms.BooleanField(
+        required=False, label=gettext_lazy("Make a password for me"), help_text=help_text
+    )
+
+
+def password_left_to_the_portal(form: forms.Form, *typed: str) -> None:
+    """Make the typed password fields optional when the form asks for a password to be made."""
+    if form.is_bound and form["make_password"].value():
+        for name in typed:
+            form.fields[name].required = False
+
 
 class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
     """Register a learner; field names are the spec's."""
 
     required_messages = {
         "username": gettext_lazy("Enter the username."),
-        "password": gettext_lazy("Enter the password."),
+        "password": gettext_lazy(
+            'Enter the password. To have one made, tick "Make a password for me".'
+        ),
         "dob": gettext_lazy("Enter the date of birth."),
     }
 
@@ -37,6 +59,12 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         help_text=gettext_lazy("Letters, digits and @ . + - _ only. The learner signs in with it."),
     )
     password = new_password_field(gettext_lazy("Password"), with_rules=True)
+    make_password = make_password_field(
+        gettext_lazy(
+            "Leave the password empty: the portal makes one that is easy to read aloud and "
+            "shows it to you once, after registering."
+        )
+    )
     dob = forms.DateField(
         label=gettext_lazy("Date of birth"),
         input_formats=["%Y-%m-%d"],
@@ -76,6 +104,8 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         self, *args, groups: QuerySet[SchoolGroup] | None = None, group_required=False, **kwargs
     ):
         super().__init__(*args, **kwargs)
+        self.password_made = False
+        password_left_to_the_portal(self, "password")
         field = self.fields["school_class"]
         field.queryset = groups if groups is not None else SchoolGroup.objects.all()
         if group_required:
@@ -132,7 +162,19 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
             last_name=cleaned.get("last_name", ""),
             email=cleaned.get("email", ""),
         )
-        new_password_check(self, first="password", person=person)
+        # Not a detail of the learner: what the password field holds says it all from here on.
+        if not cleaned.pop("make_password", False):
+            new_password_check(self, first="password", person=person)
+        elif cleaned.get("password"):
+            self.add_error("password", TYPED_AND_MADE)
+        elif not self.errors:
+            cleaned["password"] = password_generate(
+                username=person.username,
+                first_name=person.first_name,
+                last_name=person.last_name,
+                email=person.email,
+            )
+            self.password_made = True
         return cleaned
 
 
@@ -153,19 +195,29 @@ def username_in_normal_form(typed: str) -> str:
 
 
 class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
-    """Choose a new password for a learner, typed twice and checked by the validators."""
+    """Choose a new password for a learner, typed twice and checked by the validators, or made."""
 
     required_messages = {
-        "new_password1": gettext_lazy("Enter the new password."),
+        "new_password1": gettext_lazy(
+            'Enter the new password. To have one made, tick "Make a password for me".'
+        ),
         "new_password2": gettext_lazy("Enter the new password again."),
     }
 
     new_password1 = new_password_field(gettext_lazy("New password"), with_rules=True)
     new_password2 = new_password_field(gettext_lazy("New password again"))
+    make_password = make_password_field(
+        gettext_lazy(
+            "Leave both password boxes empty: the portal makes one that is easy to read aloud "
+            "and shows it to you once, after the reset."
+        )
+    )
 
     def __init__(self, *args, learner, **kwargs):
         super().__init__(*args, **kwargs)
         self.learner = learner
+        self.password_made = False
+        password_left_to_the_portal(self, "new_password1", "new_password2")
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -177,5 +229,17 @@ class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
             last_name=self.learner.last_name,
             email=self.learner.email,
         )
-        new_password_check(self, first="new_password1", again="new_password2", person=person)
+        if not cleaned.pop("make_password", False):
+            new_password_check(self, first="new_password1", again="new_password2", person=person)
+        elif cleaned.get("new_password1") or cleaned.get("new_password2"):
+            self.add_error("new_password1", TYPED_AND_MADE)
+        elif not self.errors:
+            made = password_generate(
+                username=person.username,
+                first_name=person.first_name,
+                last_name=person.last_name,
+                email=person.email,
+            )
+            cleaned["new_password1"] = cleaned["new_password2"] = made
+            self.password_made = True
         return cleaned

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
@@ -16,6 +16,7 @@ from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm
 from learners.groups import learner_current_groups
 from learners.list_forms import LearnerSearchForm
 from learners.models import Learner
+from learners.passwords import password_show_once, password_spelled, password_to_show
 from learners.selectors import learner_filtered, learner_rows, sign_in_locked_until
 from learners.services import (
     RegistrationFailed,
@@ -69,14 +70,21 @@ def learner_new(request: HttpRequest) -> HttpResponse:
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
         else:
-            messages.success(
-                request,
-                _(
+            if form.password_made:
+                password_show_once(
+                    request.session, learner_id=learner.pk, password=form.cleaned_data["password"]
+                )
+                registered = _(
+                    "%(name)s is registered and can sign in with the username %(username)s "
+                    "and the password below."
+                )
+            else:
+                registered = _(
                     "%(name)s is registered and can sign in with the username %(username)s "
                     "and the password you chose."
                 )
-                % {"name": learner.display_name, "username": learner.username},
-            )
+            names = {"name": learner.display_name, "username": learner.username}
+            messages.success(request, registered % names)
             return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/new.html", {"form": form})
 
@@ -104,9 +112,19 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "latest_result": latest,
             "groups": learner_current_groups(learner),
             "sign_in_locked_until": sign_in_locked_until(learner),
+            **_password_made(request, learner),
             **(_score_trend(learner, attempts) if show_results else {}),
         },
     )
+
+
+@sensitive_variables("password")
+def _password_made(request: HttpRequest, learner: Learner) -> dict:
+    """Return the password the portal just made for the learner, if any: shown this once."""
+    password = password_to_show(request.session, learner_id=learner.pk)
+    if password is None:
+        return {}
+    return {"password_made": password, "password_made_spelled": password_spelled(password)}
 
 
 def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
@@ -172,6 +190,7 @@ def _get_learner_for_password_reset(user, pk: int) -> Learner:
 
 
 @sensitive_post_parameters("new_password1", "new_password2")
+@sensitive_variables("password")
 @staff_required
 def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
     """Set a new password for a learner who forgot theirs."""
@@ -180,12 +199,15 @@ def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST if request.method == "POST" else None, learner=learner
     )
     if request.method == "POST" and form.is_valid():
+        password = form.cleaned_data["new_password1"]
         learner_password_reset(
             learner=learner,
-            password=form.cleaned_data["new_password1"],
+            password=password,
             reset_by=request.user,
             address=client_address(request),
         )
+        if form.password_made:
+            password_show_once(request.session, learner_id=learner.pk, password=password)
         messages.success(
             request,
             _(
