@@ -178,6 +178,37 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         return cleaned
 
 
+class LearnerDetailsForm(ClearRequiredMessages, forms.Form):
+    """Correct a learner's names, email, date of birth or level, by registration's rules."""
+
+    required_messages = {"dob": gettext_lazy("Enter the date of birth.")}
+
+    first_name = LearnerRegistrationForm.base_fields["first_name"]
+    last_name = LearnerRegistrationForm.base_fields["last_name"]
+    email = LearnerRegistrationForm.base_fields["email"]
+    # The very field registration uses (its widget included) and its checks.
+    dob = LearnerRegistrationForm.base_fields["dob"]
+    clean_dob = LearnerRegistrationForm.clean_dob
+    level = forms.ChoiceField(
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("Not set")), *Level.choices],
+        required=False,
+    )
+
+    def __init__(self, *args, learner, **kwargs):
+        initial = {name: getattr(learner, name) for name in self.base_fields}
+        super().__init__(*args, initial=initial, **kwargs)
+        self.learner = learner
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if not self.errors and all(
+            cleaned[name] == getattr(self.learner, name) for name in self.fields
+        ):
+            raise ValidationError(_("Nothing was changed: correct a detail, then save."))
+        return cleaned
+
+
 def username_in_normal_form(typed: str) -> str:
     """Return a typed username in its normal form, or raise ValidationError saying what to fix."""
     username = username_normal_form(typed)

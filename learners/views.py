@@ -1,4 +1,4 @@
-"""Staff pages about learners: list, register, detail, one attempt's results, a new password."""
+"""Staff pages about learners: list, register, detail, its details, attempts, a new password."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -12,14 +12,16 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
 from learners.access import visible_groups, visible_learner_or_404, visible_learners
-from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm
+from learners.forms import LearnerDetailsForm, LearnerPasswordResetForm, LearnerRegistrationForm
 from learners.groups import learner_current_groups
 from learners.list_forms import LearnerSearchForm
 from learners.models import Learner
 from learners.passwords import password_show_once, password_spelled, password_to_show
 from learners.selectors import learner_filtered, learner_rows, sign_in_locked_until
 from learners.services import (
+    LearnerNotEditable,
     RegistrationFailed,
+    learner_details_change,
     learner_password_reset,
     learner_register,
     learner_results_viewed,
@@ -177,6 +179,33 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
         "learners/attempt.html",
         {"learner": learner, "attempt": attempt, "result": result},
     )
+
+
+@staff_required
+def learner_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Correct a learner's names, email, date of birth or level, in the portal only."""
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
+    form = LearnerDetailsForm(request.POST if request.method == "POST" else None, learner=learner)
+    if request.method == "POST" and form.is_valid():
+        try:
+            learner_details_change(
+                learner=learner,
+                changed_by=request.user,
+                address=client_address(request),
+                **form.cleaned_data,
+            )
+        except LearnerNotEditable:
+            raise Http404 from None  # erased meanwhile: as if there were no such learner
+        messages.success(
+            request,
+            _(
+                "The details of %(name)s are saved in the portal. The assessment service keeps "
+                "those given at registration."
+            )
+            % {"name": learner.display_name},
+        )
+        return redirect("learners:detail", pk=learner.pk)
+    return render(request, "learners/edit.html", {"learner": learner, "form": form})
 
 
 def _get_learner_for_password_reset(user, pk: int) -> Learner:

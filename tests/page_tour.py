@@ -45,6 +45,12 @@ def submit_without_browser_checks(page, selector: str = "main button[type=submit
     page.wait_for_load_state()
 
 
+def fill_bad_email(page) -> None:
+    """Save a learner's details with an email address that is not one, to see the error."""
+    page.fill("#id_email", "not-an-email")
+    submit_without_browser_checks(page)
+
+
 def fill_wrong_password(page) -> None:
     """Try to sign in as nobody, to reach the sign-in page's error."""
     page.fill("#id_username", "nobody.here")
@@ -67,6 +73,8 @@ def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop
         Stop("learner-list-empty", "/learners/?q=nobody-by-that-name"),
         Stop("learner-list", "/learners/"),
         Stop("learner-detail-trend", f"/learners/{trend_pk}/"),
+        Stop("learner-edit", f"/learners/{trend_pk}/edit/"),
+        Stop("learner-edit-errors", f"/learners/{trend_pk}/edit/", fill_bad_email),
         Stop("register-errors", "/learners/new/", submit_without_browser_checks),
         Stop("followup-queue", "/follow-ups/"),
         Stop("followup-item", f"/follow-ups/{followup_pk}/"),

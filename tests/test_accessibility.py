@@ -175,6 +175,7 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
         (f"/learners/{learner.pk}/", "learner detail with one result"),
         (f"/learners/{learner.pk}/attempts/42/", "staff view of a learner's results"),
         (f"/learners/{learner.pk}/password/", "password reset form"),
+        (f"/learners/{learner.pk}/edit/", "edit a learner's details"),
         (f"/learners/{learner.pk}/erase/", "erase confirmation"),
         (f"/learners/{learner.pk}/hold/", "safeguarding hold, not held"),
         ("/learners/?q=nobody-matches", "learner list, no matches"),
@@ -182,6 +183,13 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
     ]:
         staff_page.goto(live_server.url + path)
         assert_accessible(staff_page, state)
+
+    staff_page.goto(live_server.url + f"/learners/{learner.pk}/edit/")
+    staff_page.fill("#id_email", "not-an-email")
+    staff_page.click("main form button[type=submit]")
+    staff_page.wait_for_load_state()
+    assert staff_page.is_visible(".error-summary")
+    assert_accessible(staff_page, "edit a learner's details, with an error")
 
     UpstreamHealth.objects.update_or_create(
         base_url=get_client().base_url,
