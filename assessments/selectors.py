@@ -5,10 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Min, OuterRef, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    Min,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Lower, Trim
 from django.utils import timezone
 
-from assessments.models import AssessmentAttempt, AssessmentResult
+from assessments.models import RISK_LEVELS, AssessmentAttempt, AssessmentResult, FocusArea
 from portal.health import WorkQueue
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one and imports it
@@ -25,6 +38,40 @@ def with_latest_attempt(learners: QuerySet[Learner]) -> QuerySet[Learner]:
     return learners.annotate(
         latest_state=Subquery(latest.values("state")[:1]),
         latest_risk_level=Subquery(latest_result.values("risk_level")[:1]),
+    )
+
+
+def with_latest_result(learners: QuerySet[Learner]) -> QuerySet[Learner]:
+    """Annotate what the latest results say: when they came, the risk's rank, needs help.
+
+    The latest results are those `with_latest_attempt` shows. `latest_risk_rank` is
+    `risk_rank` of their RiskLevel (0 for a label not known), `latest_needs_help` whether a
+    focus area needs help (`needs_help_flagged`); each is None for a learner without results.
+    """
+    latest_result = AssessmentResult.objects.filter(attempt__learner=OuterRef("pk")).order_by(
+        "-received_at", "-id"
+    )
+    # Worked out inside each subquery, on the one latest row: a condition on an annotation
+    # outside would repeat the subquery once per label.
+    ranked = latest_result.annotate(label=Lower(Trim("risk_level"))).annotate(
+        rank=Case(
+            *(When(label=label, then=Value(rank)) for label, rank in RISK_LEVELS.items()),
+            default=Value(0),
+            output_field=IntegerField(),
+        )
+    )
+    flagged = (
+        FocusArea.objects.filter(result=OuterRef("pk"))
+        .annotate(answer=Lower(Trim("needs_help")))
+        .exclude(answer="no")
+    )
+    return with_latest_attempt(learners).annotate(
+        latest_result_at=Subquery(latest_result.values("received_at")[:1]),
+        latest_risk_rank=Subquery(ranked.values("rank")[:1]),
+        latest_needs_help=Subquery(
+            latest_result.annotate(flagged=Exists(flagged)).values("flagged")[:1],
+            output_field=BooleanField(),
+        ),
     )
 
 

@@ -52,6 +52,7 @@ class AuditEvent(models.Model):
         HOLD_PLACED = "hold_placed", _("Placed a safeguarding hold")
         HOLD_LIFTED = "hold_lifted", _("Lifted a safeguarding hold")
         RECORDS_EXPIRED = "records_expired", _("Erased records past their retention period")
+        LEARNER_CHANGED = "learner_changed", _("Changed a learner's details")
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

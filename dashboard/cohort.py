@@ -36,6 +36,11 @@ def refresh_on_result_stored(sender, *, result: AssessmentResult, **kwargs) -> N
     cohort_refresh(learner_ids=[result.attempt.learner_id])
 
 
+def refresh_on_level_changed(sender, *, learner, **kwargs) -> None:
+    """Count a learner's results under their corrected level (inside the change's transaction)."""
+    cohort_refresh(learner_ids=[learner.pk])
+
+
 def _results():
     # A stored result means a completed attempt: delivery stores the result first and marks
     # the attempt completed a moment later, so until then the result's arrival is its time.

@@ -25,7 +25,8 @@ class CohortResult(models.Model):
         AssessmentResult, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="+")
-    level = models.CharField(max_length=32, blank=True)  # a learner's level never changes
+    # Copied: a learner's level changes only when staff correct it, which refreshes these rows.
+    level = models.CharField(max_length=32, blank=True)
     completed_at = models.DateTimeField()
     superseded_at = models.DateTimeField(null=True, blank=True)
     risk_level = models.CharField(max_length=200)

@@ -13,11 +13,12 @@ from django.views.decorators.debug import sensitive_variables
 
 from imports.files import COLUMNS, FileRow, value_quoted
 from imports.models import ImportJob, ImportRow
-from imports.passwords import password_encrypt, password_generate
+from imports.passwords import password_encrypt
 from learners.forms import LearnerRegistrationForm, username_in_normal_form
 from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+from learners.passwords import password_generate
 from portal.usernames import username_normal_form
 
 # Several groups in one `class` cell: "7B; Year 7".
@@ -60,6 +61,7 @@ def _import_row_fields() -> _SharedFields:
     fields["password"].required = False
     # One file names groups in its own `class` column (several per cell), checked in batches.
     del fields["school_class"]
+    del fields["make_password"]  # a row without a password always gets one made
     fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
     fields["dob"].input_formats = list(DOB_FORMATS)
     # Lazy: these fields are set up once, at import time; the message is translated when shown.

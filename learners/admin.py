@@ -22,7 +22,9 @@ class LearnerAdmin(admin.ModelAdmin):
     # only its last characters, enough to tell two learners apart when talking to support.
     exclude = ["upstream_user_id"]
     # The upstream holds the same identity, names and level: changing them here would not
-    # change them there (and could put personal data back into an erased record).
+    # change them there (and could put personal data back into an erased record). Only the
+    # audited erasure (privacy.services.learner_erase) may say when personal data was erased:
+    # set here it would mark the learner erased with nothing erased and no audit event.
     readonly_fields = [
         "user",
         "upstream_id_hint",
@@ -35,6 +37,7 @@ class LearnerAdmin(admin.ModelAdmin):
         "status",
         "registered_by",
         "registered_at",
+        "erased_at",
     ]
     list_select_related = ["registered_by"]
     date_hierarchy = "registered_at"

@@ -1,4 +1,4 @@
-"""Staff CSV download of the learner list, with the search and level in force."""
+"""Staff CSV download of the learner list, with the search and filters in force."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -9,8 +9,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from learners.exports import LEARNER_HEADER, learner_list_export
-from learners.forms import LearnerSearchForm
-from portal.access import staff_required
+from learners.list_forms import LearnerSearchForm
+from portal.access import sees_results, staff_required
 from portal.addresses import client_address
 from portal.csv_export import csv_download
 
@@ -18,15 +18,14 @@ from portal.csv_export import csv_download
 @staff_required
 @require_GET
 def learners_csv(request: HttpRequest) -> HttpResponse:
-    """Download the learners the list shows for its search and level, as CSV."""
-    form = LearnerSearchForm(request.GET)
+    """Download the learners the list shows for its search and filters, as CSV."""
+    form = LearnerSearchForm(request.GET, with_results=sees_results(request.user))
     if not form.is_valid():
         # Translators: %(errors)s is the search form's error messages, in sentences.
         messages.error(request, _("Nothing was exported: %(errors)s") % {"errors": _errors(form)})
         return redirect(f"{reverse('learners:list')}?{request.GET.urlencode()}")
-    query, level = form.cleaned_data["q"].strip(), form.cleaned_data["level"]
     rows = learner_list_export(
-        query=query, level=level, exported_by=request.user, address=client_address(request)
+        filters=form.filters(), exported_by=request.user, address=client_address(request)
     )
     return csv_download(f"learners-{_today()}.csv", LEARNER_HEADER, rows)
 

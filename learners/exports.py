@@ -8,7 +8,7 @@ from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.access import visible_learners
 from learners.models import Level
-from learners.selectors import learner_list
+from learners.selectors import LearnerListFilters, learner_list
 from portal.access import sees_results
 
 CHUNK_SIZE = 2000
@@ -30,25 +30,27 @@ LEARNER_HEADER = [
 
 
 def learner_list_export(
-    *, query: str, level: str, exported_by: AbstractBaseUser, address: str | None
+    *, filters: LearnerListFilters, exported_by: AbstractBaseUser, address: str | None
 ) -> Iterator[tuple]:
-    """Audit an export of the learner list's search and return its rows."""
+    """Audit an export of the learner list's search and filters and return its rows."""
+    narrowing = {"status": filters.status, "risk": filters.risk, "needs_help": filters.needs_help}
     audit_record(
         actor=exported_by,
         address=address,
         action=AuditEvent.Action.LEARNERS_EXPORTED,
-        q=query,
-        level=level,
+        q=filters.query,
+        level=filters.level,
+        **{name: value for name, value in narrowing.items() if value},
     )
-    return learner_export_rows(query=query, level=level, viewer=exported_by)
+    return learner_export_rows(filters=filters, viewer=exported_by)
 
 
 def learner_export_rows(
-    *, query: str = "", level: str = "", viewer: AbstractBaseUser | None = None
+    *, filters: LearnerListFilters | None = None, viewer: AbstractBaseUser | None = None
 ) -> Iterator[tuple]:
-    """Yield one row per learner of the list's search the viewer sees (all when None)."""
+    """Yield one row per learner of the list's filters the viewer sees (all when None)."""
     # learner_list already holds only active learners: an erased one has nothing to export.
-    learners = learner_list(query=query, level=level)
+    learners = learner_list(filters)
     with_results = True
     if viewer is not None:
         learners = visible_learners(viewer, learners)

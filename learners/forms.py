@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from learners.group_fields import GroupChoiceField
 from learners.models import Level, SchoolGroup
+from learners.passwords import password_generate
 from learners.selectors import username_taken
 from portal.date_fields import DatePartsField, DatePartsWidget
 from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
@@ -20,6 +21,25 @@ from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username
 # Learners range from primary pupils to adults: an age outside these is a typing mistake.
 YOUNGEST_AGE_YEARS = 4
 OLDEST_AGE_YEARS = 100
+
+TYPED_AND_MADE = gettext_lazy(
+    'Either type a password or tick "Make a password for me", not both: empty the password '
+    "boxes to have one made."
+)
+
+
+def make_password_field(help_text: str) -> forms.BooleanField:
+    """Return the tick box that leaves making the password to the portal."""
+    return forms.BooleanField(
+        required=False, label=gettext_lazy("Make a password for me"), help_text=help_text
+    )
+
+
+def password_left_to_the_portal(form: forms.Form, *typed: str) -> None:
+    """Make the typed password fields optional when the form asks for a password to be made."""
+    if form.is_bound and form["make_password"].value():
+        for name in typed:
+            form.fields[name].required = False
 
 
 def dob_plausible(dob: date) -> None:
@@ -73,7 +93,9 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
 
     required_messages = {
         "username": gettext_lazy("Enter the username."),
-        "password": gettext_lazy("Enter the password."),
+        "password": gettext_lazy(
+            'Enter the password. To have one made, tick "Make a password for me".'
+        ),
         "dob": gettext_lazy("Enter the date of birth."),
     }
 
@@ -84,6 +106,12 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         help_text=gettext_lazy("Letters, digits and @ . + - _ only. The learner signs in with it."),
     )
     password = new_password_field(gettext_lazy("Password"), with_rules=True)
+    make_password = make_password_field(
+        gettext_lazy(
+            "Leave the password empty: the portal makes one that is easy to read aloud and "
+            "shows it to you once, after registering."
+        )
+    )
     dob = dob_field()
     email = forms.EmailField(required=False, label=gettext_lazy("Email (optional)"))
     first_name = forms.CharField(
@@ -113,6 +141,8 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         self, *args, groups: QuerySet[SchoolGroup] | None = None, group_required=False, **kwargs
     ):
         super().__init__(*args, **kwargs)
+        self.password_made = False
+        password_left_to_the_portal(self, "password")
         field = self.fields["school_class"]
         field.queryset = groups if groups is not None else SchoolGroup.objects.all()
         if group_required:
@@ -139,7 +169,49 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
             last_name=cleaned.get("last_name", ""),
             email=cleaned.get("email", ""),
         )
-        new_password_check(self, first="password", person=person)
+        # Not a detail of the learner: what the password field holds says it all from here on.
+        if not cleaned.pop("make_password", False):
+            new_password_check(self, first="password", person=person)
+        elif cleaned.get("password"):
+            self.add_error("password", TYPED_AND_MADE)
+        elif not self.errors:
+            cleaned["password"] = password_generate(
+                username=person.username,
+                first_name=person.first_name,
+                last_name=person.last_name,
+                email=person.email,
+            )
+            self.password_made = True
+        return cleaned
+
+
+class LearnerDetailsForm(ClearRequiredMessages, forms.Form):
+    """Correct a learner's names, email, date of birth or level, by registration's rules."""
+
+    required_messages = {"dob": gettext_lazy("Enter the date of birth.")}
+
+    first_name = LearnerRegistrationForm.base_fields["first_name"]
+    last_name = LearnerRegistrationForm.base_fields["last_name"]
+    email = LearnerRegistrationForm.base_fields["email"]
+    # Registration's date of birth: the same boxes and the same checks.
+    dob = dob_field()
+    level = forms.ChoiceField(
+        label=gettext_lazy("Level"),
+        choices=[("", gettext_lazy("Not set")), *Level.choices],
+        required=False,
+    )
+
+    def __init__(self, *args, learner, **kwargs):
+        initial = {name: getattr(learner, name) for name in self.base_fields}
+        super().__init__(*args, initial=initial, **kwargs)
+        self.learner = learner
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if not self.errors and all(
+            cleaned[name] == getattr(self.learner, name) for name in self.fields
+        ):
+            raise ValidationError(_("Nothing was changed: correct a detail, then save."))
         return cleaned
 
 
@@ -159,31 +231,30 @@ def username_in_normal_form(typed: str) -> str:
     return username
 
 
-class LearnerSearchForm(forms.Form):
-    """Search and filter the learner list."""
-
-    q = forms.CharField(required=False, label=gettext_lazy("Search"), max_length=100)
-    level = forms.ChoiceField(
-        label=gettext_lazy("Level"),
-        choices=[("", gettext_lazy("All levels")), *Level.choices],
-        required=False,
-    )
-
-
 class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
-    """Choose a new password for a learner, typed twice and checked by the validators."""
+    """Choose a new password for a learner, typed twice and checked by the validators, or made."""
 
     required_messages = {
-        "new_password1": gettext_lazy("Enter the new password."),
+        "new_password1": gettext_lazy(
+            'Enter the new password. To have one made, tick "Make a password for me".'
+        ),
         "new_password2": gettext_lazy("Enter the new password again."),
     }
 
     new_password1 = new_password_field(gettext_lazy("New password"), with_rules=True)
     new_password2 = new_password_field(gettext_lazy("New password again"))
+    make_password = make_password_field(
+        gettext_lazy(
+            "Leave both password boxes empty: the portal makes one that is easy to read aloud "
+            "and shows it to you once, after the reset."
+        )
+    )
 
     def __init__(self, *args, learner, **kwargs):
         super().__init__(*args, **kwargs)
         self.learner = learner
+        self.password_made = False
+        password_left_to_the_portal(self, "new_password1", "new_password2")
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -195,5 +266,17 @@ class LearnerPasswordResetForm(ClearRequiredMessages, forms.Form):
             last_name=self.learner.last_name,
             email=self.learner.email,
         )
-        new_password_check(self, first="new_password1", again="new_password2", person=person)
+        if not cleaned.pop("make_password", False):
+            new_password_check(self, first="new_password1", again="new_password2", person=person)
+        elif cleaned.get("new_password1") or cleaned.get("new_password2"):
+            self.add_error("new_password1", TYPED_AND_MADE)
+        elif not self.errors:
+            made = password_generate(
+                username=person.username,
+                first_name=person.first_name,
+                last_name=person.last_name,
+                email=person.email,
+            )
+            cleaned["new_password1"] = cleaned["new_password2"] = made
+            self.password_made = True
         return cleaned

@@ -24,13 +24,25 @@ from django.views.decorators.debug import sensitive_variables
 
 from learners.models import Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from portal.partner_api import CreatedLearner, PartnerApiClient, PartnerApiError, PartnerApiRejected
+from portal.partner_api import (
+    CreatedLearner,
+    PartnerApiClient,
+    PartnerApiError,
+    PartnerApiRejected,
+    PartnerApiUnavailable,
+)
 from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
 from portal.user_cache import forget_cached_user
 from portal.usernames import username_normal_form
 
 # The spec gives no status for a taken username; a strict upstream answers 409.
 USERNAME_TAKEN_STATUS = 409
+# "Service unavailable": the service says it cannot take requests just now (RFC 9110), so it
+# turned the registration away rather than registering the learner. The client still never
+# repeats it by itself (a proxy may say 503 after passing the request on); if that ever
+# happened, sending the form again is still safe: the username is then reported as taken,
+# and that message says what to do.
+SERVICE_UNAVAILABLE_STATUS = 503
 
 # The service may have carried out a registration it never confirmed: registering again could
 # then register the learner twice, so this is said wherever that may have happened.
@@ -214,6 +226,16 @@ def registration_failure(error: PartnerApiError) -> RegistrationFailure:
         # sentences.
         row = _("Not registered. %(message)s") % {"message": message}
         return RegistrationFailure(False, message, row)
+    if isinstance(error, PartnerApiUnavailable) and error.status == SERVICE_UNAVAILABLE_STATUS:
+        # Nothing was kept locally (learners.services discards the pending learner), so the
+        # same form can simply be sent again. A file's row still says its outcome is unknown,
+        # as bulk registration always has of a 503.
+        form = _(
+            "The assessment service was unavailable and turned the registration away, so the "
+            "learner is not registered and nothing was kept in the portal. Try again in a few "
+            "minutes with the same details."
+        )
+        return RegistrationFailure(False, form, _row_reason_maybe_registered(error))
     if upstream_may_have_acted(error):
         # Translators: %(message)s is what went wrong with the assessment service, in
         # sentences.
@@ -222,18 +244,21 @@ def registration_failure(error: PartnerApiError) -> RegistrationFailure:
             "registered the learner without confirming it: try again, and if the username is "
             "then reported as taken, choose another."
         ) % {"message": message}
-        # Only what went wrong: "try again in a few minutes" would invite a second
-        # registration.
-        # Translators: %(cause)s is what went wrong, starting in lower case, e.g. "the
-        # assessment service had an internal error"; %(maybe_registered)s is the sentences "The
-        # service may have registered this learner without confirming it. …".
-        row = _("Outcome unknown: %(cause)s. %(maybe_registered)s") % {
-            "cause": failure_cause(error),
-            "maybe_registered": MAYBE_REGISTERED,
-        }
-        return RegistrationFailure(False, form, row)
+        return RegistrationFailure(False, form, _row_reason_maybe_registered(error))
     # Translators: %(message)s is what went wrong, in sentences.
     row = _(
         "Not registered: nothing was sent for this row. %(message)s Include it in a new file."
     ) % {"message": message}
     return RegistrationFailure(False, message, row)
+
+
+def _row_reason_maybe_registered(error: PartnerApiError) -> str:
+    """Say why a file's row may have been registered upstream without the portal knowing."""
+    # Only what went wrong: "try again in a few minutes" would invite a second registration.
+    # Translators: %(cause)s is what went wrong, starting in lower case, e.g. "the assessment
+    # service had an internal error"; %(maybe_registered)s is the sentences "The service may
+    # have registered this learner without confirming it. …".
+    return _("Outcome unknown: %(cause)s. %(maybe_registered)s") % {
+        "cause": failure_cause(error),
+        "maybe_registered": MAYBE_REGISTERED,
+    }

@@ -1,4 +1,4 @@
-"""Business rules for learners: registering one from the staff form, resetting a password."""
+"""Business rules for learners: registering one, correcting their details, a new password."""
 
 import logging
 from datetime import date
@@ -21,6 +21,7 @@ from learners.registration import (
     stale_registrations_discard,
     upstream_register,
 )
+from learners.signals import learner_level_changed
 from portal.partner_api import PartnerApiError, get_client
 from portal.sign_in_throttle import sign_in_unlock
 from portal.usernames import username_normal_form
@@ -121,6 +122,66 @@ def learner_password_reset(
     # A learner locked out by mistyping can sign in with the new password at once.
     sign_in_unlock(user=user, lifted_by=reset_by)
     logger.info("Password of learner %s reset by user %s", learner.pk, reset_by.pk)
+
+
+class LearnerNotEditable(Exception):
+    """The learner's record can no longer be changed: their personal data was erased meanwhile."""
+
+
+# What staff may correct in a learner's record (the username is how they sign in: it stays).
+LEARNER_DETAILS = ("first_name", "last_name", "email", "dob", "level")
+
+
+def learner_details_change(
+    *,
+    learner: Learner,
+    changed_by: AbstractBaseUser,
+    address: str | None,
+    first_name: str,
+    last_name: str,
+    email: str,
+    dob: date,
+    level: str,
+) -> list[str]:
+    """Correct a learner's details in the portal only, audited; return the fields changed.
+
+    The upstream has no endpoint to update a learner (docs/partner-api.md): its copy keeps
+    what was given at registration. The audit event names the fields, never their values.
+    """
+    wanted = {
+        "first_name": first_name,
+        "last_name": last_name,
+        "email": email,
+        "dob": dob,
+        "level": level,
+    }
+    with transaction.atomic():
+        # Under the learner's lock, as erasure takes it: an erased record is never written to.
+        current = (
+            Learner.objects.select_for_update()
+            .filter(pk=learner.pk, status=Learner.Status.ACTIVE)
+            .first()
+        )
+        if current is None:
+            raise LearnerNotEditable
+        changed = [name for name in LEARNER_DETAILS if getattr(current, name) != wanted[name]]
+        if not changed:
+            return []
+        for name in changed:
+            setattr(current, name, wanted[name])
+            setattr(learner, name, wanted[name])  # the caller's copy says what is now saved
+        current.save(update_fields=changed)
+        audit_record(
+            actor=changed_by,
+            address=address,
+            action=AuditEvent.Action.LEARNER_CHANGED,
+            learner=current,
+            fields=changed,
+        )
+        if "level" in changed:
+            learner_level_changed.send(sender=Learner, learner=current)
+    logger.info("Learner %s: %s changed by user %s", learner.pk, ", ".join(changed), changed_by.pk)
+    return changed
 
 
 def learner_results_viewed(

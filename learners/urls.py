@@ -10,5 +10,6 @@ urlpatterns = [
     path("learners.csv", export_views.learners_csv, name="csv_learners"),
     path("<int:pk>/", views.learner_detail, name="detail"),
     path("<int:pk>/attempts/<int:assessment_id>/", views.attempt_results, name="attempt"),
+    path("<int:pk>/edit/", views.learner_edit, name="edit"),
     path("<int:pk>/password/", views.learner_password, name="password_reset"),
 ]

@@ -1,4 +1,4 @@
-"""Staff pages about learners: list, register, detail, one attempt's results, a new password."""
+"""Staff pages about learners: list, register, detail, its details, attempts, a new password."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -7,17 +7,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
 from learners.access import visible_groups, visible_learner_or_404, visible_learners
-from learners.forms import LearnerPasswordResetForm, LearnerRegistrationForm, LearnerSearchForm
+from learners.forms import LearnerDetailsForm, LearnerPasswordResetForm, LearnerRegistrationForm
 from learners.groups import learner_current_groups
+from learners.list_forms import LearnerSearchForm
 from learners.models import Learner
-from learners.selectors import learner_matching, learner_rows, sign_in_locked_until
+from learners.passwords import password_show_once, password_spelled, password_to_show
+from learners.selectors import learner_filtered, learner_rows, sign_in_locked_until
 from learners.services import (
+    LearnerNotEditable,
     RegistrationFailed,
+    learner_details_change,
     learner_password_reset,
     learner_register,
     learner_results_viewed,
@@ -31,15 +35,12 @@ PAGE_SIZE = 25
 
 @staff_required
 def learner_index(request: HttpRequest) -> HttpResponse:
-    """List learners with search, level filter and pagination."""
-    form = LearnerSearchForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    learners = visible_learners(
-        request.user,
-        learner_matching(query=filters.get("q", "").strip(), level=filters.get("level", "")),
-    )
+    """List learners with search, filters, a choice of order and pagination."""
+    form = LearnerSearchForm(request.GET or None, with_results=sees_results(request.user))
+    filters = form.filters()
+    learners = visible_learners(request.user, learner_filtered(filters))
     page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
-    page.object_list = learner_rows(page.object_list)
+    page.object_list = learner_rows(page.object_list, filters.sort)
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)
     return render(
@@ -47,6 +48,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
         "learners/list.html",
         {
             "form": form,
+            "filtered": filters.narrowed,
             "page": page,
             "query_string": query_without_page.urlencode(),
         },
@@ -70,14 +72,21 @@ def learner_new(request: HttpRequest) -> HttpResponse:
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
         else:
-            messages.success(
-                request,
-                _(
+            if form.password_made:
+                password_show_once(
+                    request.session, learner_id=learner.pk, password=form.cleaned_data["password"]
+                )
+                registered = _(
+                    "%(name)s is registered and can sign in with the username %(username)s "
+                    "and the password below."
+                )
+            else:
+                registered = _(
                     "%(name)s is registered and can sign in with the username %(username)s "
                     "and the password you chose."
                 )
-                % {"name": learner.display_name, "username": learner.username},
-            )
+            names = {"name": learner.display_name, "username": learner.username}
+            messages.success(request, registered % names)
             return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/new.html", {"form": form})
 
@@ -105,9 +114,19 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "latest_result": latest,
             "groups": learner_current_groups(learner),
             "sign_in_locked_until": sign_in_locked_until(learner),
+            **_password_made(request, learner),
             **(_score_trend(learner, attempts) if show_results else {}),
         },
     )
+
+
+@sensitive_variables("password")
+def _password_made(request: HttpRequest, learner: Learner) -> dict:
+    """Return the password the portal just made for the learner, if any: shown this once."""
+    password = password_to_show(request.session, learner_id=learner.pk)
+    if password is None:
+        return {}
+    return {"password_made": password, "password_made_spelled": password_spelled(password)}
 
 
 def _score_trend(learner: Learner, attempts: list[AssessmentAttempt]) -> dict:
@@ -162,6 +181,33 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
     )
 
 
+@staff_required
+def learner_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Correct a learner's names, email, date of birth or level, in the portal only."""
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
+    form = LearnerDetailsForm(request.POST if request.method == "POST" else None, learner=learner)
+    if request.method == "POST" and form.is_valid():
+        try:
+            learner_details_change(
+                learner=learner,
+                changed_by=request.user,
+                address=client_address(request),
+                **form.cleaned_data,
+            )
+        except LearnerNotEditable:
+            raise Http404 from None  # erased meanwhile: as if there were no such learner
+        messages.success(
+            request,
+            _(
+                "The details of %(name)s are saved in the portal. The assessment service keeps "
+                "those given at registration."
+            )
+            % {"name": learner.display_name},
+        )
+        return redirect("learners:detail", pk=learner.pk)
+    return render(request, "learners/edit.html", {"learner": learner, "form": form})
+
+
 def _get_learner_for_password_reset(user, pk: int) -> Learner:
     """Return the registered learner the user sees, or 404; never an account that is staff."""
     learner = visible_learner_or_404(user, pk, status=Learner.Status.ACTIVE)
@@ -173,6 +219,7 @@ def _get_learner_for_password_reset(user, pk: int) -> Learner:
 
 
 @sensitive_post_parameters("new_password1", "new_password2")
+@sensitive_variables("password")
 @staff_required
 def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
     """Set a new password for a learner who forgot theirs."""
@@ -181,12 +228,15 @@ def learner_password(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST if request.method == "POST" else None, learner=learner
     )
     if request.method == "POST" and form.is_valid():
+        password = form.cleaned_data["new_password1"]
         learner_password_reset(
             learner=learner,
-            password=form.cleaned_data["new_password1"],
+            password=password,
             reset_by=request.user,
             address=client_address(request),
         )
+        if form.password_made:
+            password_show_once(request.session, learner_id=learner.pk, password=password)
         messages.success(
             request,
             _(

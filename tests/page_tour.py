@@ -51,6 +51,20 @@ def register_without_a_month(page) -> None:
     submit_without_browser_checks(page)
 
 
+def fill_bad_email(page) -> None:
+    """Save a learner's details with an email address that is not one, to see the error."""
+    page.fill("#id_email", "not-an-email")
+    submit_without_browser_checks(page)
+
+
+def make_a_password(page) -> None:
+    """Have the portal make a learner's new password: the record then shows it, once."""
+    page.check("#id_make_password")
+    page.click("main button[type=submit]")
+    page.wait_for_load_state()
+    assert page.is_visible(".password-made")
+
+
 def fill_wrong_password(page) -> None:
     """Try to sign in as nobody, to reach the sign-in page's error."""
     page.fill("#id_username", "nobody.here")
@@ -65,14 +79,20 @@ ANONYMOUS = [
 ]
 
 
-def staff_stops(*, trend_pk: int, followup_pk: int, import_pk: int) -> list[Stop]:
+def staff_stops(
+    *, trend_pk: int, followup_pk: int, import_pk: int, new_password_pk: int
+) -> list[Stop]:
     """Return the staff pages fill_portal gives something to show."""
     return [
         Stop("dashboard", "/dashboard/"),
         Stop("dashboard-filter-error", "/dashboard/?from=2026-09-30&to=2026-09-01"),
         Stop("learner-list-empty", "/learners/?q=nobody-by-that-name"),
         Stop("learner-list", "/learners/"),
+        Stop("learner-list-filtered", "/learners/?status=completed&needs_help=yes&sort=risk"),
         Stop("learner-detail-trend", f"/learners/{trend_pk}/"),
+        Stop("learner-edit", f"/learners/{trend_pk}/edit/"),
+        Stop("learner-edit-errors", f"/learners/{trend_pk}/edit/", fill_bad_email),
+        Stop("password-made", f"/learners/{new_password_pk}/password/", make_a_password),
         Stop("register-errors", "/learners/new/", submit_without_browser_checks),
         Stop("register-date-error", "/learners/new/", register_without_a_month),
         Stop("dashboard-date-error", "/dashboard/?from_day=31&from_month=2&from_year=2026"),
@@ -195,9 +215,17 @@ def fill_portal(*, staff, learner, other_learner) -> list[tuple[object, list[Sto
     job = import_job_create_from_csv(
         file=upload_file(HEADER + "\n" + good_rows(2) + bad_rows), created_by=staff
     )
+    # Someone nobody signs in as in the tour, whose password staff have made anew.
+    forgetful = cohort_learner(name="fran.forgetful")
+    staff_visits = staff_stops(
+        trend_pk=other_learner.pk,
+        followup_pk=followup.pk,
+        import_pk=job.pk,
+        new_password_pk=forgetful.pk,
+    )
     return [
         (None, ANONYMOUS),
-        (staff, staff_stops(trend_pk=other_learner.pk, followup_pk=followup.pk, import_pk=job.pk)),
+        (staff, staff_visits),
         (learner.user, LEARNER),
         *fill_school(learner=learner, other_learner=other_learner),
     ]

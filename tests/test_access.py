@@ -169,6 +169,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "learners:detail": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
     "learners:attempt": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
     "learners:password_reset": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
+    # Correcting the record: whoever sees it (an empty POST shows the form's errors).
+    "learners:edit": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
     # A download of everything held, results included, for a subject access request: GET
     # only, by the whole-school roles that read results.
     "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},

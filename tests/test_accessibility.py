@@ -188,6 +188,8 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
         (f"/learners/{learner.pk}/", "learner detail with one result"),
         (f"/learners/{learner.pk}/attempts/42/", "staff view of a learner's results"),
         (f"/learners/{learner.pk}/password/", "password reset form"),
+        (f"/learners/{learner.pk}/edit/", "edit a learner's details"),
+        ("/learners/?status=completed&risk=moderate&sort=risk", "learner list, filtered"),
         (f"/learners/{learner.pk}/erase/", "erase confirmation"),
         (f"/learners/{learner.pk}/hold/", "safeguarding hold, not held"),
         ("/learners/?q=nobody-matches", "learner list, no matches"),
@@ -195,6 +197,13 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
     ]:
         staff_page.goto(live_server.url + path)
         assert_accessible(staff_page, state)
+
+    staff_page.goto(live_server.url + f"/learners/{learner.pk}/edit/")
+    staff_page.fill("#id_email", "not-an-email")
+    staff_page.click("main form button[type=submit]")
+    staff_page.wait_for_load_state()
+    assert staff_page.is_visible(".error-summary")
+    assert_accessible(staff_page, "edit a learner's details, with an error")
 
     UpstreamHealth.objects.update_or_create(
         base_url=get_client().base_url,
@@ -632,6 +641,11 @@ def test_more_staff_states_pass_axe(browser, live_server, staff, learner, upstre
     click_and_wait(page, "main form button[type=submit]")
     assert page.locator(".messages").count()
     assert_accessible(page, "learner detail after a password reset")
+    page.goto(base + f"/learners/{learner.pk}/password/")
+    page.check("#id_make_password")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.is_visible(".password-made")
+    assert_accessible(page, "learner detail showing the password the portal made")
 
     # An assessment being sent right now: erasing waits, and says so.
     sending = make_attempt(learner, assessment_id=61, state="submitting")

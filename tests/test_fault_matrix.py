@@ -74,6 +74,11 @@ EXPECTED_MESSAGE = {
     "non_json": UNREADABLE,
     "missing_field": UNREADABLE,
 }
+# The registration form says what a 503 means for the learner it was registering.
+REGISTRATION_MESSAGE = {
+    **EXPECTED_MESSAGE,
+    "503": "was unavailable and turned the registration away",
+}
 
 # create-learner faults after which the upstream holds a learner the portal never heard of.
 # (The sandbox's hang and drop act before any work, so they leave nothing behind.)
@@ -342,7 +347,7 @@ def register(journey: Journey, fault: Fault) -> None:
         assert response.status_code == 200, said(page)
         journey.saw(said(page))
         errors = response.context["form"].non_field_errors()
-        assert any(EXPECTED_MESSAGE[fault.kind] in error for error in errors), said(page)
+        assert any(REGISTRATION_MESSAGE[fault.kind] in error for error in errors), said(page)
         assert_typed_values_kept_except_the_password(page, form)
         assert not Learner.objects.exists()
         assert not User.objects.filter(username__iexact=form["username"]).exists()

@@ -317,6 +317,20 @@ def test_erasure_waits_while_a_submission_is_being_sent(learner, staff):
     assert AttemptAnswer.objects.filter(attempt__learner=learner).count() == 6
 
 
+def test_the_admin_shows_when_data_was_erased_but_cannot_set_it(client, superuser, learner):
+    # Setting it by hand would mark the learner erased with nothing erased and no audit event:
+    # only learner_erase sets it.
+    client.force_login(superuser)
+    change = f"/admin/learners/learner/{learner.pk}/change/"
+
+    client.post(change, {"erased_at_0": "2026-01-05", "erased_at_1": "09:30:00", "_save": "Save"})
+
+    learner.refresh_from_db()
+    assert learner.erased_at is None and learner.status == Learner.Status.ACTIVE
+    assert 'name="erased_at_0"' not in client.get(change).content.decode()
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.LEARNER_ERASED).exists()
+
+
 def test_erasing_twice_is_harmless(learner, staff):
     erase(learner, staff)
     first = learner.erased_at

@@ -358,7 +358,7 @@ def test_every_page_fits_the_screen_with_targets_to_tap_and_text_to_read(
         problems += [f"{stop.name}: {problem}" for problem in problems_on(page)]
 
     assert len(seen) == len(set(seen)) == sum(len(stops) for _, stops in portal_with_data)
-    assert len(seen) >= len(ANONYMOUS) + 14 + len(LEARNER) + 28
+    assert len(seen) >= len(ANONYMOUS) + 18 + len(LEARNER) + 28
     assert all((ARTIFACTS / f"{name}-{width}.png").stat().st_size > 1000 for name in seen)
     assert problems == [], "\n".join(problems)
 

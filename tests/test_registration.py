@@ -107,6 +107,26 @@ def test_it_shows_the_upstreams_message_when_the_username_is_taken_there(staff_c
     assert not User.objects.filter(username="nina.new").exists()
 
 
+def test_a_registration_the_service_turns_away_says_so_and_can_be_sent_again_as_it_is(
+    staff_client, upstream
+):
+    upstream.state.faults.add("create-learner", "503", times=1, retry_after=0)
+
+    response = register(staff_client)
+
+    [said] = response.context["form"].non_field_errors()
+    assert "The assessment service was unavailable" in said
+    assert "the learner is not registered" in said and "nothing was kept in the portal" in said
+    assert "Try again in a few minutes with the same details." in said
+    assert "choose another" not in said.lower() and "may have registered" not in said
+    assert not Learner.objects.exists() and not User.objects.filter(username="nina.new").exists()
+    with upstream.state.lock:
+        assert not upstream.state.learners
+    # Sent again as it is, the same details register the learner.
+    again = register(staff_client)
+    assert again.url == f"/learners/{Learner.objects.get(username='nina.new').pk}/"
+
+
 @responses.activate
 @pytest.mark.parametrize(
     ("upstream_reply", "shown"),

@@ -152,6 +152,10 @@ def list_queries(client, path: str) -> int:
         "/learners/?q=example",
         "/learners/?level=LOA_PARTNER_LEVEL2",
         "/learners/?q=learners+e&level=LOA_PARTNER_LEVEL1",
+        "/learners/?sort=registered&page=2",
+        "/learners/?status=completed&needs_help=yes&sort=risk",
+        "/learners/?risk=moderate&sort=result",
+        "/learners/?q=e&status=completed&sort=registered",
     ],
 )
 def test_the_learner_list_runs_the_same_queries_whatever_the_data_and_page_size(

@@ -272,6 +272,11 @@ def test_form_errors_and_error_pages_are_translated(in_pseudo_language, cohort, 
     learner = cohort["finished"]
     pages["password errors"] = read(visitor.post(f"/learners/{learner.pk}/password/", {}))
     pages["erase errors"] = read(visitor.post(f"/learners/{learner.pk}/erase/", {}))
+    pages["edit errors"] = read(visitor.post(f"/learners/{learner.pk}/edit/", {"dob": "2090-1-1"}))
+    visitor.post(f"/learners/{learner.pk}/password/", {"make_password": "on"})
+    made = visitor.get(f"/learners/{learner.pk}/")
+    assert b'class="password-made"' in made.content
+    pages["password made"] = read(made)
     halfway = cohort["halfway"]
     visitor.force_login(halfway.user)
     attempt = AssessmentAttempt.objects.get(learner=halfway)
