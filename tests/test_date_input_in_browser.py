@@ -18,6 +18,8 @@ PAGES_WITH_DATES = {
     "dashboard-date-error",
     "register-errors",
     "register-date-error",
+    "learner-edit",
+    "learner-edit-errors",
     "followup-item",
     "teacher-dashboard",
 }
