@@ -17,8 +17,8 @@ from imports.passwords import password_encrypt
 from learners.forms import LearnerRegistrationForm, username_in_normal_form
 from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
-from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from learners.passwords import password_generate
+from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from portal.usernames import username_normal_form
 
 # Several groups in one `class` cell: "7B; Year 7".
