@@ -4,7 +4,6 @@ import copy
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.core.validators import MaxLengthValidator
 from django.utils import timezone, translation
 from django.utils.functional import lazy
 from django.utils.translation import gettext as _
@@ -14,7 +13,7 @@ from django.views.decorators.debug import sensitive_variables
 from imports.files import COLUMNS, FileRow, value_quoted
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_encrypt
-from learners.forms import LearnerRegistrationForm, username_in_normal_form
+from learners.forms import EMAIL_MAX_LENGTH, LearnerRegistrationForm, username_in_normal_form
 from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
 from learners.passwords import password_generate
@@ -27,7 +26,6 @@ LEVEL_CODES = Level.values
 # Dates as spreadsheets in the UK write them, day first (3/12/2010 is 3 December, never
 # 12 March), and the ISO form the template shows; a four-digit year in both.
 DOB_FORMATS = ("%Y-%m-%d", "%d/%m/%Y")
-EMAIL_MAX_LENGTH = 254
 # Cells are cut to this for the preview and the result file of a row that is skipped anyway.
 SHOWN_VALUE_LIMIT = 150
 
@@ -62,11 +60,10 @@ def _import_row_fields() -> _SharedFields:
     # One file names groups in its own `class` column (several per cell), checked in batches.
     del fields["school_class"]
     del fields["make_password"]  # a row without a password always gets one made
-    fields["email"].validators.append(MaxLengthValidator(EMAIL_MAX_LENGTH))
     fields["dob"].input_formats = list(DOB_FORMATS)
     # Lazy: these fields are set up once, at import time; the message is translated when shown.
     fields["dob"].error_messages["invalid"] = gettext_lazy(
-        "Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
+        "Enter a real date, written as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
     )
     fields["level"].error_messages["invalid_choice"] = lazy(_levels_message, str)()
     return _SharedFields(fields)

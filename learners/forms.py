@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from learners.group_fields import GroupChoiceField
-from learners.models import Level, SchoolGroup
+from learners.models import Learner, Level, SchoolGroup
 from learners.passwords import password_generate
 from learners.selectors import username_taken
 from portal.date_fields import DatePartsField, DatePartsWidget
@@ -21,6 +21,7 @@ from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username
 # Learners range from primary pupils to adults: an age outside these is a typing mistake.
 YOUNGEST_AGE_YEARS = 4
 OLDEST_AGE_YEARS = 100
+EMAIL_MAX_LENGTH = Learner._meta.get_field("email").max_length
 
 TYPED_AND_MADE = gettext_lazy(
     'Either type a password or tick "Make a password for me", not both: empty the password '
@@ -78,7 +79,8 @@ def dob_field() -> DatePartsField:
         label=gettext_lazy("Date of birth"),
         # Sent whole (scripts, checks, the bulk import's `dob` column): the spec's ISO date.
         input_formats=["%Y-%m-%d"],
-        widget=DatePartsWidget(autocomplete="bday"),
+        # Staff type someone else's date: "bday" would have the browser offer their own.
+        widget=DatePartsWidget(attrs={"autocomplete": "off"}),
         help_text=gettext_lazy("For example, 27 3 2009"),
         error_messages={
             "required": gettext_lazy("Enter the date of birth."),
@@ -113,7 +115,10 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         )
     )
     dob = dob_field()
-    email = forms.EmailField(required=False, label=gettext_lazy("Email (optional)"))
+    # The column's own limit: a longer address would pass Django's 320 and fail on saving.
+    email = forms.EmailField(
+        required=False, max_length=EMAIL_MAX_LENGTH, label=gettext_lazy("Email (optional)")
+    )
     first_name = forms.CharField(
         max_length=150, required=False, label=gettext_lazy("First name (optional)")
     )

@@ -186,7 +186,8 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
     expected = {
         3: "username: Enter a valid username",
         4: "username: Enter the username.",
-        5: "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27).",
+        5: "dob: Enter a real date, written as day/month/year (27/03/2009) or year-month-day "
+        "(2009-03-27).",
         6: "dob: Date of birth must be in the past.",
         7: "dob: With this date of birth the learner would be over 100 years old.",
         8: "level: Write the level as one of Further education, Secondary, Primary or their "
@@ -204,7 +205,7 @@ def test_the_preview_lists_each_kind_of_bad_row_with_every_problem(staff_client,
         assert words in problems[number], (number, problems[number])
         assert f'<th scope="row" data-label="Row">{number}</th>' in page
     assert "password: This password is too short" in problems[14]
-    assert "dob: Write the date as day/month/year" in problems[14]
+    assert "dob: Enter a real date, written as day/month/year" in problems[14]
     assert problems[2] == problems[16] == ""
     assert ImportRow.objects.get(row_number=16).level == "LOA_PARTNER_LEVEL3"
     assert "13 rows with problems will be skipped" in page
@@ -247,7 +248,8 @@ def test_a_date_in_neither_form_is_refused_naming_both(staff, db):
     for cell, row in rows.items():
         assert row.state == "invalid", cell
         assert row.problems == [
-            "dob: Write the date as day/month/year (27/03/2009) or year-month-day (2009-03-27)."
+            "dob: Enter a real date, written as day/month/year (27/03/2009) or year-month-day "
+            "(2009-03-27)."
         ], cell
 
 

@@ -264,7 +264,7 @@ def test_a_registered_learner_stops_resumes_elsewhere_submits_and_everyone_reads
     page.get_by_role("link", name="Register a learner").first.click()
     expect(page.locator("h1")).to_have_text("Register a learner")
     page.get_by_label("Username").fill("nia.north")
-    page.get_by_label("Password").fill(LEARNER_PASSWORD)
+    page.get_by_label("Password", exact=True).fill(LEARNER_PASSWORD)
     date_of_birth = page.get_by_role("group", name="Date of birth")
     date_of_birth.get_by_label("Day").fill("27")
     date_of_birth.get_by_label("Month").fill("3")
@@ -410,7 +410,7 @@ def test_staff_register_a_class_from_a_file_and_watch_it_finish(
     problem = page.locator("table.import-rows tbody tr")
     expect(problem).to_have_count(1)
     expect(problem).to_contain_text("bad.date")
-    expect(problem).to_contain_text("Enter the date of birth as a real date")
+    expect(problem).to_contain_text("dob: Enter a real date, written as day/month/year")
     expect(page.locator("main")).to_contain_text("Nothing has been sent to the assessment service")
     assert upstream.state.count(endpoint="create-learner") == 0
 

@@ -1,5 +1,6 @@
 """Staff correct a learner's names, email, date of birth or level: in the portal only, audited."""
 
+import re
 from datetime import date, timedelta
 
 import pytest
@@ -34,9 +35,12 @@ def test_the_record_links_to_the_form_which_shows_the_details_as_they_are(staff_
 
     form = staff_client.get(f"/learners/{learner.pk}/edit/").content.decode()
 
-    for name in ["first_name", "last_name", "email", "dob", "level"]:
-        assert f'<label for="id_{name}">' in form
-    assert 'value="Lee"' in form and 'value="2010-05-17"' in form
+    for name in ["first_name", "last_name", "email", "dob_day", "dob_month", "dob_year", "level"]:
+        assert f'<label for="id_{name}"' in form
+    assert "<legend" in form and "Date of birth" in form
+    assert 'value="Lee"' in form
+    for name, value in [("dob_day", "17"), ("dob_month", "5"), ("dob_year", "2010")]:
+        assert re.search(rf'name="{name}"[^>]*value="{value}"', form), name
     assert f'<option value="{Level.SECONDARY.value}" selected>' in form
 
 
@@ -64,6 +68,27 @@ def test_staff_correct_the_details_in_the_portal_without_calling_the_service(sta
     record = staff_client.get(response.url).content.decode()
     assert "The details of Leigh Learner-Smith are saved in the portal." in record
     assert "<dt>Level</dt><dd>Further education</dd>" in record
+
+
+def test_a_date_of_birth_typed_in_its_three_boxes_is_saved(staff_client, learner):
+    typed = {name: value for name, value in CORRECTED.items() if name != "dob"}
+    typed.update(dob_day="3", dob_month="12", dob_year="2010")
+    response = staff_client.post(f"/learners/{learner.pk}/edit/", typed)
+
+    assert response.status_code == 302
+    learner.refresh_from_db()
+    assert learner.dob == date(2010, 12, 3)
+
+
+def test_an_email_longer_than_the_record_holds_is_refused_not_a_crash(staff_client, learner):
+    too_long = "a" * 250 + "@example.org"  # a valid address, past the column's 254
+
+    response = edit(staff_client, learner, email=too_long)
+
+    assert response.status_code == 200
+    assert "at most 254 characters" in " ".join(response.context["form"].errors["email"])
+    learner.refresh_from_db()
+    assert learner.email != too_long
 
 
 def test_the_audit_trail_names_the_fields_changed_but_not_their_values(
@@ -110,7 +135,9 @@ def test_it_checks_the_details_as_registration_does(staff_client, learner, chang
     assert response.status_code == 200
     assert any(message in error for error in response.context["form"].errors[field])
     html = response.content.decode()
-    assert "There is a problem" in html and f'href="#id_{field}"' in html
+    # A date's error leads to its first box; other fields' to the field.
+    target = "id_dob_day" if field == "dob" else f"id_{field}"
+    assert "There is a problem" in html and f'href="#{target}"' in html
     learner.refresh_from_db()
     assert learner.first_name == "Lee" and learner.dob == date(2010, 5, 17)
     assert not AuditEvent.objects.filter(action=AuditEvent.Action.LEARNER_CHANGED).exists()
