@@ -2,7 +2,7 @@
 
 The reads for the pages are in imports.selectors. The file is read in imports.files and its
 rows checked in imports.checks, rows are sent in imports.run (`import_job_run`), passwords are
-generated and encrypted in imports.passwords.
+generated in learners.passwords and encrypted in imports.passwords.
 """
 
 import contextlib

@@ -1,6 +1,6 @@
 """Passwords the portal makes for learners: easy to read aloud, shown to staff only once.
 
-Made for a bulk registration's rows left without one (imports.files), and on the registration
+Made for a bulk registration's rows left without one (imports.checks), and on the registration
 form and the new-password page when staff tick "Make a password for me". A password made on a
 page waits in the session, encrypted, until the learner's record shows it once.
 """
@@ -56,19 +56,23 @@ def password_spelled(password: str) -> list[list[str]]:
 @sensitive_variables("password")
 def password_show_once(session: SessionBase, *, learner_id: int, password: str) -> None:
     """Keep a made password, encrypted, until the learner's record shows it."""
-    session[_SESSION_KEY] = {
-        "learner": learner_id,
-        "password": encrypt(password, purpose=_HKDF_INFO),
-    }
+    # One per learner: passwords made for two learners in two tabs both wait to be shown.
+    waiting = dict(session.get(_SESSION_KEY) or {})
+    waiting[str(learner_id)] = encrypt(password, purpose=_HKDF_INFO)
+    session[_SESSION_KEY] = waiting
 
 
 def password_to_show(session: SessionBase, *, learner_id: int) -> str | None:
     """Return the made password waiting for this learner's record, and forget it."""
-    kept = session.get(_SESSION_KEY)
-    if not kept or kept.get("learner") != learner_id:
+    waiting = dict(session.get(_SESSION_KEY) or {})
+    token = waiting.pop(str(learner_id), None)
+    if token is None:
         return None
-    del session[_SESSION_KEY]
+    if waiting:
+        session[_SESSION_KEY] = waiting
+    else:
+        del session[_SESSION_KEY]
     try:
-        return decrypt(kept["password"], purpose=_HKDF_INFO)
+        return decrypt(token, purpose=_HKDF_INFO)
     except InvalidToken:
         return None  # the secret key changed meanwhile: nothing to show

@@ -136,6 +136,21 @@ def test_a_new_password_made_for_a_learner_replaces_the_old_one_and_is_shown_onc
     assert AuditEvent.objects.get(action=AuditEvent.Action.PASSWORD_RESET).detail == {}
 
 
+@pytest.mark.django_db
+def test_passwords_made_for_two_learners_in_two_tabs_are_both_shown(
+    staff_client, upstream, learner
+):
+    # Tab 1 resets one learner's password; tab 2 registers another; then each record opens.
+    staff_client.post(f"/learners/{learner.pk}/password/", {"make_password": "on"})
+    registered = register_with_a_made_password(staff_client)
+
+    reset = made_password_on(staff_client.get(f"/learners/{learner.pk}/").content.decode())
+    made = made_password_on(staff_client.get(registered.url).content.decode())
+
+    assert reset and made and reset != made
+    assert signs_in(learner.username, reset) and signs_in("nina.new", made)
+
+
 def test_a_new_password_is_typed_twice_or_made_not_both(staff_client, learner):
     typed = {"new_password1": "Green-Window-Ledge-71", "new_password2": "Green-Window-Ledge-71"}
 
