@@ -1,5 +1,6 @@
 """Forms of the follow-up pages: the queue's filters and the changes to one item."""
 
+from collections import Counter
 from datetime import date, timedelta
 
 from django import forms
@@ -22,6 +23,18 @@ def staff_name(user: AbstractBaseUser) -> str:
     """Name a member of staff the one way follow-up pages do: full name, else username."""
     full = user.get_full_name() if hasattr(user, "get_full_name") else ""
     return full or user.get_username()
+
+
+def staff_menu_names(staff) -> dict[int, str]:
+    """Name each member of staff in a menu, adding the username where two share a name."""
+    names = {user.pk: staff_name(user) for user in staff}
+    counts = Counter(names.values())
+    return {
+        user.pk: names[user.pk]
+        if counts[names[user.pk]] == 1
+        else f"{names[user.pk]} ({user.get_username()})"
+        for user in staff
+    }
 
 
 class FollowUpFilterForm(forms.Form):
@@ -61,7 +74,7 @@ class FollowUpFilterForm(forms.Form):
             ("", gettext("Anyone or no one")),
             (ASSIGNED_TO_ME, gettext("Assigned to me")),
             (UNASSIGNED, gettext("Unassigned")),
-            *[(str(user.pk), staff_name(user)) for user in staff],
+            *[(str(pk), name) for pk, name in staff_menu_names(staff).items()],
         ]
         self.fields["area"].choices = [
             ("", gettext("Any focus area")),
@@ -88,8 +101,10 @@ class FollowUpFilterForm(forms.Form):
 
 
 class StaffChoiceField(forms.ModelChoiceField):
+    names: dict[int, str] = {}
+
     def label_from_instance(self, obj: AbstractBaseUser) -> str:
-        return staff_name(obj)
+        return self.names.get(obj.pk) or staff_name(obj)
 
 
 class FollowUpUpdateForm(forms.Form):
@@ -138,6 +153,7 @@ class FollowUpUpdateForm(forms.Form):
         super().__init__(*args, initial=initial, **kwargs)
         self.follow_up = follow_up
         self.fields["assignee"].queryset = staff
+        self.fields["assignee"].names = staff_menu_names(staff)
         self.fields["assignee"].error_messages["invalid_choice"] = gettext(
             "Choose a member of staff from the list"
         )

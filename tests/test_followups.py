@@ -208,6 +208,21 @@ def test_the_filter_and_the_assign_menu_name_each_member_of_staff_the_same_way(
     assert staff_option(detail, "assignee", unnamed) == "dev.nameless"
 
 
+def test_two_members_of_staff_with_one_name_are_told_apart_by_username(staff_client, learner):
+    twins = [make_staff(username) for username in ("sam.smith", "sam.smith2")]
+    for twin in twins:
+        twin.first_name, twin.last_name = "Sam", "Smith"
+        twin.save()
+    item = flagged(learner, SLEEP)
+
+    queue = queue_rows(staff_client)
+    detail = staff_client.get(f"/follow-ups/{item.pk}/").content.decode()
+
+    for page in (queue, detail):
+        names = [staff_option(page, "assignee", twin) for twin in twins]
+        assert names == ["Sam Smith (sam.smith)", "Sam Smith (sam.smith2)"]
+
+
 def test_staff_filter_by_focus_area_risk_level_level_and_overdue(
     staff_client, learner, other_learner
 ):
