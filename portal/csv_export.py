@@ -16,8 +16,9 @@ FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 # splits on another locale's separator (";" in much of Europe, a tab) or reads a line break
 # as the end of a row ignores quotes that do not open its own field, and starts a new cell
 # after that character inside the text: a sign there (after spaces or quotes) is
-# neutralised as at the start of a cell.
-INNER_TRIGGER = re.compile(r"""([,;\t\r\n][ \t"]*)(?=[=+\-@])""")
+# neutralised as at the start of a cell. A comma inside a cell is left alone: only a
+# comma-splitting reader splits there, and it keeps the quoted cell whole.
+INNER_TRIGGER = re.compile(r"""([;\t\r\n][ \t"]*)(?=[=+\-@])""")
 
 
 def spreadsheet_safe(value: object) -> str | int | Decimal:
