@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.browsing import browser_sign_in
-from tests.factories import SLEEP, flagged, make_attempt
+from tests.factories import SLEEP, completed, flagged, make_attempt, make_sign_in_lock
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -64,6 +64,20 @@ def test_open_and_retry_now_are_in_view_on_a_phone(staff_page, needing_action):
 
     page = staff_page(PHONE, "/operations/")
     in_view_without_scrolling(page, page.get_by_role("button", name=re.compile("^Retry now")))
+
+
+def test_lifting_a_lock_and_a_learners_whole_history_are_in_view_on_a_phone(
+    staff_page, other_learner
+):
+    make_sign_in_lock(kind="account_address", user=other_learner.user, address="203.0.113.9")
+    completed(other_learner, "2026-10-10", risk="HIGH")
+
+    page = staff_page(PHONE, "/sign-in-locks/")
+    in_view_without_scrolling(page, page.get_by_role("button", name=re.compile("^Lift the lock")))
+
+    page = staff_page(PHONE, f"/learners/{other_learner.pk}/")
+    history = page.locator("main table", has=page.locator("#attempts-caption"))
+    in_view_without_scrolling(page, history.locator("tbody tr").first.locator("td").last)
 
 
 def test_on_a_laptop_the_rows_stay_a_table_with_its_headers(staff_page, needing_action):
