@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from learners.group_fields import GroupChoiceField
-from learners.models import Learner, Level, SchoolGroup
+from learners.models import AGE_AND_LEVEL, Learner, Level, SchoolGroup
 from learners.passwords import password_generate
 from learners.selectors import username_taken
 from portal.date_fields import DatePartsField, DatePartsWidget
@@ -206,10 +206,18 @@ class LearnerDetailsForm(ClearRequiredMessages, forms.Form):
         required=False,
     )
 
-    def __init__(self, *args, learner, **kwargs):
+    def __init__(self, *args, learner, may_change_age_and_level: bool = True, **kwargs):
         initial = {name: getattr(learner, name) for name in self.base_fields}
         super().__init__(*args, initial=initial, **kwargs)
         self.learner = learner
+        if not may_change_age_and_level:
+            # Shown, not changed: a disabled field keeps its initial value whatever is posted.
+            for name in AGE_AND_LEVEL:
+                self.fields[name].disabled = True
+                self.fields[name].help_text = _(
+                    "Only staff who see the whole school can change this: it decides how long "
+                    "records are kept and which results raise a safeguarding alert."
+                )
 
     def clean(self) -> dict:
         cleaned = super().clean()

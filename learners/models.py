@@ -17,6 +17,11 @@ class Level(models.TextChoices):
     PRIMARY = "LOA_PARTNER_LEVEL3", gettext_lazy("Primary")
 
 
+# A learner's details that decide safeguarding (how long records are kept, whether an adult's
+# results raise an alert) and what a pupil's pages say: only whole-school staff change them.
+AGE_AND_LEVEL = ("dob", "level")
+
+
 class Learner(models.Model):
     """A learner registered upstream under the partner's subscription."""
 

@@ -4,6 +4,7 @@ import logging
 from datetime import date
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
@@ -11,7 +12,7 @@ from django.views.decorators.debug import sensitive_variables
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.groups import group_learners_add
-from learners.models import Learner, SchoolGroup
+from learners.models import AGE_AND_LEVEL, Learner, SchoolGroup
 from learners.registration import (
     UNUSABLE_ID,
     learner_activate,
@@ -22,6 +23,7 @@ from learners.registration import (
     upstream_register,
 )
 from learners.signals import learner_level_changed
+from portal.access import sees_whole_school
 from portal.partner_api import PartnerApiError, get_client
 from portal.sign_in_throttle import sign_in_unlock
 from portal.usernames import username_normal_form
@@ -167,6 +169,8 @@ def learner_details_change(
         changed = [name for name in LEARNER_DETAILS if getattr(current, name) != wanted[name]]
         if not changed:
             return []
+        if set(changed) & set(AGE_AND_LEVEL) and not sees_whole_school(changed_by):
+            raise PermissionDenied("only whole-school staff change a date of birth or level")
         for name in changed:
             setattr(current, name, wanted[name])
             setattr(learner, name, wanted[name])  # the caller's copy says what is now saved

@@ -185,7 +185,11 @@ def attempt_results(request: HttpRequest, pk: int, assessment_id: int) -> HttpRe
 def learner_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Correct a learner's names, email, date of birth or level, in the portal only."""
     learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
-    form = LearnerDetailsForm(request.POST if request.method == "POST" else None, learner=learner)
+    form = LearnerDetailsForm(
+        request.POST if request.method == "POST" else None,
+        learner=learner,
+        may_change_age_and_level=sees_whole_school(request.user),
+    )
     if request.method == "POST" and form.is_valid():
         try:
             learner_details_change(

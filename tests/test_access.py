@@ -117,6 +117,8 @@ def admins_only(answer: str) -> Row:
 STAFF_PAGE = everyone_on_staff(OK)
 # One learner's record: staff of their groups and the whole-school roles.
 LEARNER_RECORD = staff_row(admin=OK, teacher=OK, head_of_year=OK, dsl=OK)
+TO_RECORD = "-> /learners/<learner>/"
+LEARNER_EDIT_BY_POST = replace(LEARNER_RECORD, teacher=TO_RECORD, head_of_year=TO_RECORD)
 # Results and follow-ups across the learners a role sees: pastoral staff and the DSLs.
 RESULTS_PAGE = staff_row(head_of_year=OK, other_head_of_year=OK, dsl=OK)
 RESULTS_EXPORT = staff_row(dsl=OK)
@@ -169,8 +171,10 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "learners:detail": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
     "learners:attempt": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
     "learners:password_reset": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
-    # Correcting the record: whoever sees it (an empty POST shows the form's errors).
-    "learners:edit": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},
+    # Correcting the record: whoever sees it. An empty POST shows whole-school staff the
+    # form's errors (a date of birth is required); teachers and heads of year, who may not
+    # change it or the level, have the optional names emptied and go back to the record.
+    "learners:edit": {"GET": LEARNER_RECORD, "POST": LEARNER_EDIT_BY_POST},
     # A download of everything held, results included, for a subject access request: GET
     # only, by the whole-school roles that read results.
     "privacy:export": {"GET": RESULTS_EXPORT, "POST": RESULTS_EXPORT_BY_POST},
@@ -542,6 +546,7 @@ def describe(response, path: str) -> str:
         # Import jobs get new ids in each test: the table names the job page by its role.
         location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
         location = re.sub(r"^/learners/\d+/card/$", "/learners/<learner>/card/", location)
+        location = re.sub(r"^/learners/\d+/$", "/learners/<learner>/", location)
         location = re.sub(r"^/safeguarding/alerts/\d+/$", "/safeguarding/alerts/<alert>/", location)
         return "-> " + re.sub(r"^/classes/\d+/", "/classes/<class>/", location)
     if response.status_code == 500 and getattr(response, "exc_info", None):

@@ -5,11 +5,13 @@ from datetime import date, timedelta
 
 import pytest
 import responses
+from django.core.exceptions import PermissionDenied
 from django.test import Client
 
 from audit.models import AuditEvent
 from dashboard.models import CohortResult
 from learners.models import Learner, Level
+from learners.services import learner_details_change
 from portal.models import StaffRole
 from privacy.services import learner_erase
 from tests.factories import completed, make_group, make_staff, put_in_group
@@ -192,3 +194,45 @@ def test_only_staff_who_see_the_learner_may_edit_them(learner, other_learner):
     assert other_learner.first_name == "Olive"
     client.force_login(learner.user)
     assert client.get(f"/learners/{learner.pk}/edit/").status_code == 404
+
+
+def test_a_teacher_corrects_names_but_not_the_date_of_birth_or_level(learner):
+    group = make_group("10A")
+    put_in_group(group, learner)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group])
+    client = Client()
+    client.force_login(teacher)
+
+    form = client.get(f"/learners/{learner.pk}/edit/").content.decode()
+    assert re.search(r'name="dob_year"[^>]*disabled', form)
+    assert re.search(r'<select name="level"[^>]*disabled', form)
+    assert "Only staff who see the whole school can change this" in form
+
+    # A date of birth or level posted anyway (a tampered form) is ignored; the names are saved.
+    response = edit(client, learner)
+
+    assert response.status_code == 302
+    learner.refresh_from_db()
+    assert (learner.first_name, learner.email) == ("Leigh", "leigh@example.org")
+    assert learner.dob == date(2010, 5, 17) and learner.level == Level.SECONDARY
+    detail = AuditEvent.objects.get(action=AuditEvent.Action.LEARNER_CHANGED).detail
+    assert "dob" not in detail["fields"] and "level" not in detail["fields"]
+
+
+def test_the_service_refuses_a_teachers_change_of_age_or_level(learner):
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER)
+
+    with pytest.raises(PermissionDenied):
+        learner_details_change(
+            learner=learner,
+            changed_by=teacher,
+            address=None,
+            first_name=learner.first_name,
+            last_name=learner.last_name,
+            email=learner.email,
+            dob=date(2000, 1, 1),
+            level=learner.level,
+        )
+
+    learner.refresh_from_db()
+    assert learner.dob == date(2010, 5, 17)
