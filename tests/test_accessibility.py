@@ -38,12 +38,7 @@ from tests.journeys import page_url
 from tests.page_tour import fill_school, visit_as
 from tests.portal_urls import portal_urls
 
-# One worker runs the whole module, in file order: the last test checks what the others reached.
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.xdist_group("accessibility"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # The URL name of every page axe checked in this run (see the last test of this module).
 REACHED: set[str] = set()
