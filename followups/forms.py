@@ -12,17 +12,12 @@ from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
 from followups.models import FollowUp
 from followups.selectors import ALL, ASSIGNED_TO_ME, OPEN, UNASSIGNED
 from learners.models import Level
+from portal.access import staff_name
 from portal.date_fields import DatePartsField
 
 NOTE_MAX_LENGTH = 5000
 # A due date further out than this is almost certainly a typing slip (2205 for 2025).
 DUE_DATE_MAX_AHEAD = timedelta(days=366)
-
-
-def staff_name(user: AbstractBaseUser) -> str:
-    """Name a member of staff the one way follow-up pages do: full name, else username."""
-    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
-    return full or user.get_username()
 
 
 def staff_menu_names(staff) -> dict[int, str]:

@@ -25,6 +25,12 @@ SAFEGUARDING_ROLES = frozenset({StaffRole.DSL, StaffRole.DEPUTY_DSL})
 View = Callable[..., HttpResponse]
 
 
+def staff_name(user: AbstractBaseUser) -> str:
+    """Name a member of staff the one way every page does: full name, else username."""
+    full = user.get_full_name() if hasattr(user, "get_full_name") else ""
+    return full or user.get_username()
+
+
 def staff_role(user: AbstractBaseUser | AnonymousUser) -> str | None:
     """Return the role of a signed-in, active member of staff; None for anyone else."""
     if not user.is_authenticated or not user.is_active:

@@ -2,7 +2,6 @@
 
 from django import template
 
-from followups.forms import staff_name as staff_name_of
 from followups.selectors import learner_open_followups
 
 register = template.Library()
@@ -12,9 +11,3 @@ register = template.Library()
 def learner_followups(learner) -> dict:
     """Show a learner's open follow-ups, each linked to its item."""
     return {"follow_ups": learner_open_followups(learner)}
-
-
-@register.filter
-def staff_name(user) -> str:
-    """Name a member of staff as the follow-up menus do: full name, else username."""
-    return staff_name_of(user)

@@ -14,6 +14,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, ngettext
 
+from portal.access import staff_name as staff_name_of
 from portal.icons import icon_symbol
 from portal.middleware import learner_seconds_left
 from portal.numbers import number_text
@@ -134,6 +135,12 @@ def _learner_nav(language: str | None, script_prefix: str) -> SafeString:
     return format_html_join(
         "\n", '<li><a href="{}">{}</a></li>', ((reverse(name), label) for name, label in links)
     )
+
+
+@register.filter
+def staff_name(user) -> str:
+    """Name a member of staff: full name, else username (portal.access.staff_name)."""
+    return staff_name_of(user)
 
 
 @register.filter
