@@ -1,238 +1,117 @@
-"""Forms of the staff pages: a new account, a changed one, and the partner's settings."""
+"""The sign-in form, and the new-password fields every form that sets a password shares."""
 
 from django import forms
-from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
+from django.views.decorators.debug import sensitive_variables
 
-from learners.forms import username_in_normal_form
-from learners.models import SchoolGroup
-from portal.access import assigned_role
-from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
-from portal.models import PartnerSettings, StaffRole
-
-
-class GroupsField(forms.ModelMultipleChoiceField):
-    """Groups as checkboxes, named with their year."""
-
-    widget = forms.CheckboxSelectMultiple
-
-    def label_from_instance(self, group: SchoolGroup) -> str:
-        return f"{group.name} ({group.academic_year})"
-
-
-class StaffAccountForm(ClearRequiredMessages, forms.Form):
-    """The role, groups and email of a staff account."""
-
-    required_messages = {
-        "email": gettext_lazy("Enter the email address."),
-        "role": gettext_lazy("Choose the role."),
-    }
-
-    email = forms.EmailField(label=gettext_lazy("Email"))
-    role = forms.ChoiceField(
-        label=gettext_lazy("Role"),
-        choices=[("", gettext_lazy("Choose a role")), *StaffRole.choices],
-        help_text=gettext_lazy(
-            "Partner admin: accounts, groups and settings. Teacher: their groups' learners and "
-            "progress. Head of Year: their groups' results and follow-ups. Safeguarding leads: "
-            "every result and follow-up."
-        ),
-    )
-    groups = GroupsField(
-        queryset=SchoolGroup.objects.none(),
-        required=False,
-        label=gettext_lazy("Groups they work with"),
-    )
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["groups"].queryset = SchoolGroup.objects.order_by("-academic_year", "name")
-
-
-class StaffNewForm(StaffAccountForm):
-    """A new staff account: who it is, its role and groups, and a first password."""
-
-    required_messages = {
-        **StaffAccountForm.required_messages,
-        "username": gettext_lazy("Enter the username."),
-        "password1": gettext_lazy("Enter a password."),
-        "password2": gettext_lazy("Enter the password again."),
-    }
-
-    username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
-    first_name = forms.CharField(label=gettext_lazy("First name"), max_length=150, required=False)
-    last_name = forms.CharField(label=gettext_lazy("Last name"), max_length=150, required=False)
-    password1 = new_password_field(gettext_lazy("Password"), with_rules=True)
-    password2 = new_password_field(gettext_lazy("Password again"))
-
-    field_order = ["username", "first_name", "last_name", "email", "role", "groups"]
-
-    def clean_username(self) -> str:
-        # The same normal form as learners' usernames, so sign-in finds the account however
-        # its name is typed ("Tara.Teacher", full-width letters).
-        username = username_in_normal_form(self.cleaned_data["username"])
-        if get_user_model().objects.filter(username=username).exists():
-            raise ValidationError(_("That username is already taken. Choose another."))
-        return username
-
-    def clean(self) -> dict:
-        cleaned = super().clean()
-        person = get_user_model()(
-            username=cleaned.get("username", ""),
-            email=cleaned.get("email", ""),
-            first_name=cleaned.get("first_name", ""),
-            last_name=cleaned.get("last_name", ""),
-        )
-        new_password_check(self, first="password1", again="password2", person=person)
-        return cleaned
-
-
-class StaffChangeForm(StaffAccountForm):
-    """A staff account's role, groups, email, and whether it may sign in."""
-
-    is_active = forms.BooleanField(
-        label=gettext_lazy("Can sign in"),
-        required=False,
-        help_text=gettext_lazy("Untick when someone leaves: their account and its history stay."),
-    )
-
-    @classmethod
-    def for_account(cls, data, *, account) -> "StaffChangeForm":
-        """Return the form filled with the account's current values (or the posted ones)."""
-        initial = {
-            "email": account.email,
-            "role": assigned_role(account) or "",
-            "groups": list(account.group_links.values_list("group_id", flat=True)),
-            "is_active": account.is_active,
-        }
-        return cls(data, initial=initial)
-
-
-# Fields a POST may leave out without changing them (scripts post only what they change).
-KEPT_WHEN_LEFT_OUT = (
-    "card_window_max_minutes",
-    "card_networks",
-    "school_contact",
-    "needs_help_priority",
-    "needs_help_routine",
-    "risk_levels_priority",
-    "risk_levels_routine",
-    "alert_escalate_minutes",
-    "school_day_starts",
-    "school_day_ends",
-    "retention_years",
-    "helplines",
+from accounts.access import learner_account
+from accounts.sign_in_throttle import (
+    PASSWORD_MAX_LENGTH,
+    sign_in_locked,
+    too_many_attempts_message,
 )
+from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
+from kit.forms import ClearRequiredMessages
+from schools.models import PartnerSettings
+
+# The spec's primary level (ages 4-11): learners.models.Level.PRIMARY, which sits above.
+PRIMARY_LEVEL = "LOA_PARTNER_LEVEL3"
 
 
-class PartnerSettingsForm(forms.ModelForm):
-    """Who sees results (besides pastoral staff and safeguarding leads); how cards work."""
+class SignInForm(ClearRequiredMessages, AuthenticationForm):
+    """Django's sign-in form with messages that name the missing field, and say a lock."""
 
-    class Meta:
-        model = PartnerSettings
-        fields = [
-            "teachers_see_results",
-            "admins_see_results",
-            "needs_help_priority",
-            "needs_help_routine",
-            "risk_levels_priority",
-            "risk_levels_routine",
-            "alert_escalate_minutes",
-            "school_day_starts",
-            "school_day_ends",
-            "adults_without_alerts",
-            "primary_cards_only",
-            "card_window_max_minutes",
-            "card_networks",
-            "hide_results_from_learners",
-            "show_scores_to_learners",
-            "school_contact",
-            "helplines",
-            "retention_years",
-        ]
-        widgets = {
-            "card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
-            "needs_help_priority": forms.Textarea(attrs={"rows": 3}),
-            "needs_help_routine": forms.Textarea(attrs={"rows": 3}),
-            "risk_levels_priority": forms.Textarea(attrs={"rows": 3}),
-            "risk_levels_routine": forms.Textarea(attrs={"rows": 3}),
-            "school_day_starts": forms.TimeInput(format="%H:%M"),
-            "school_day_ends": forms.TimeInput(format="%H:%M"),
-        }
-        help_texts = {
-            "teachers_see_results": gettext_lazy(
-                "Off: teachers see who has started and finished, not what a learner answered "
-                "or their results."
-            ),
-            "admins_see_results": gettext_lazy(
-                "Off: partner admins keep learners' records without reading their results."
-            ),
-            "primary_cards_only": gettext_lazy(
-                "On: primary pupils cannot use a password, only their card, while their teacher "
-                "has opened sign-in for the class. Off: both work."
-            ),
-            "risk_levels_priority": gettext_lazy(
-                "One per line. A result with one of these alerts the safeguarding leads."
-            ),
-            "risk_levels_routine": gettext_lazy(
-                "One per line. A risk level in neither list alerts too, as an unrecognised "
-                "value to review."
-            ),
-            "alert_escalate_minutes": gettext_lazy(
-                "Counted in school hours only (5 to 480). Then the deputies are emailed and "
-                "every lead's pages show the alert as overdue."
-            ),
-            "school_day_starts": gettext_lazy("Monday to Friday, as 08:30."),
-            "school_day_ends": gettext_lazy("As 16:00."),
-            "adults_without_alerts": gettext_lazy(
-                "Off: every learner's results can raise an alert, adults' too."
-            ),
-            "card_window_max_minutes": gettext_lazy(
-                "A teacher opens card sign-in for a lesson; it closes by itself after this "
-                "long at most (5 to 480)."
-            ),
-            "hide_results_from_learners": gettext_lazy(
-                "On: after sending their answers, learners read only that they arrived and a "
-                "member of staff will look at them, with who to talk to and the helplines."
-            ),
-            "show_scores_to_learners": gettext_lazy(
-                "Off: learners read their results in words, without the LOA score and risk "
-                "level, which only staff see."
-            ),
-            "school_contact": gettext_lazy(
-                "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its "
-                "own. Left empty, learners are told to talk to their teacher or any adult at "
-                "school they trust."
-            ),
-            "helplines": gettext_lazy(
-                "One per line, shown on every learner's results page. Phone numbers become "
-                "links a phone can call (or text, after the word “text”)."
-            ),
-            "retention_years": gettext_lazy(
-                "1 to 25. Answers, results and personal details are then erased, unless a "
-                "safeguarding alert or follow-up holds them until the learner is 25."
-            ),
-        }
+    # The same words for an unknown username, a wrong password and an inactive account.
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": gettext_lazy("Enter a correct username and password."),
+    }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Left out, these stay as they were (a script may post only the field it changes;
-        # an empty list of priority values must be typed as a blank line, not left out).
-        for name in KEPT_WHEN_LEFT_OUT:
-            self.fields[name].required = False
+        self.fields["username"].label = gettext("Username")
+        # No autofocus (Django sets it): the first Tab must reach the skip link, and a screen
+        # reader starts at the page's heading, not in the middle of the form.
+        self.fields["username"].widget.attrs.pop("autofocus", None)
+        self.fields["username"].error_messages["required"] = gettext("Enter your username.")
+        self.fields["password"].error_messages["required"] = gettext("Enter your password.")
 
+    @sensitive_variables()
     def clean(self) -> dict:
-        cleaned = super().clean()
-        for name in KEPT_WHEN_LEFT_OUT:
-            left_out = name not in self.data or cleaned.get(name) is None
-            if name in cleaned and left_out:
-                cleaned[name] = getattr(self.instance, name)
-        if "helplines" in self.data and not cleaned.get("helplines", "").strip():
-            # Pupils must always be told where to turn when school is closed.
-            self.add_error("helplines", _("Enter at least one helpline."))
-        starts, ends = cleaned.get("school_day_starts"), cleaned.get("school_day_ends")
-        if starts and ends and ends <= starts:
-            self.add_error("school_day_ends", _("The school day must end after it starts."))
-        return cleaned
+        try:
+            return super().clean()
+        except ValidationError:
+            # The backend refuses a locked username or IP (accounts.auth); say so, to anyone
+            # trying that username, whether or not it exists.
+            username = self.cleaned_data.get("username")
+            if username and sign_in_locked(username=username, request=self.request):
+                raise ValidationError(too_many_attempts_message(), code="throttled") from None
+            # Counted as a failure by the backend like any other; the field says what is wrong.
+            if username and len(username_normal_form(username)) > USERNAME_MAX_LENGTH:
+                raise ValidationError(
+                    {
+                        "username": gettext(
+                            "A username has at most %(limit)d characters: check what is in "
+                            "the username box."
+                        )
+                        % {"limit": USERNAME_MAX_LENGTH}
+                    }
+                ) from None
+            if len(self.cleaned_data.get("password") or "") > PASSWORD_MAX_LENGTH:
+                raise ValidationError(
+                    {
+                        "password": gettext("A password has at most %(limit)d characters.")
+                        % {"limit": PASSWORD_MAX_LENGTH}
+                    }
+                ) from None
+            raise
+
+    def confirm_login_allowed(self, user) -> None:
+        super().confirm_login_allowed(user)
+        learner = learner_account(user)
+        if (
+            learner is not None
+            and learner.level == PRIMARY_LEVEL
+            and PartnerSettings.current().primary_cards_only
+        ):
+            # Said only after the right password, so it tells a guesser nothing.
+            raise ValidationError(
+                gettext(
+                    "Primary pupils sign in with their sign-in card. Ask your teacher to open "
+                    "sign-in for your class."
+                ),
+                code="card_only",
+            )
+
+
+PASSWORD_RULES = gettext_lazy("At least 8 characters, not a common password and not only digits.")
+
+
+def new_password_field(label: str, *, with_rules: bool = False) -> forms.CharField:
+    """Return a field for a new password: never stripped, offered by password managers."""
+    return forms.CharField(
+        label=label,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text=PASSWORD_RULES if with_rules else "",
+    )
+
+
+@sensitive_variables()
+def new_password_check(form: forms.Form, *, first: str, again: str | None = None, person) -> None:
+    """Add the errors of a new password (typed twice if `again`): a mismatch, or the validators'.
+
+    `person` is an unsaved user carrying the names the similarity check compares with.
+    """
+    password = form.cleaned_data.get(first)
+    repeated = form.cleaned_data.get(again) if again else password
+    if password and repeated and password != repeated:
+        form.add_error(again, gettext("The two passwords do not match. Type it again."))
+    elif password:
+        try:
+            validate_password(password, user=person)
+        except ValidationError as error:
+            form.add_error(first, error)

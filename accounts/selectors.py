@@ -1,29 +1,17 @@
-"""Reads for the staff pages about sign-in."""
+"""Reads of staff accounts that several pages share."""
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
 
-from learners.access import visible_learners
-from portal.access import is_partner_admin
-from portal.models import SignInLock
+from accounts.access import STAFF_GROUP
 
 
-def sign_in_locks_of(user: AbstractBaseUser, locks: QuerySet[SignInLock] | None = None):
-    """Return the locks (of `locks`, else all) the user may see and lift.
-
-    Partner admins see every lock: staff accounts' and addresses' too. Everyone else sees the
-    locks on the learners they see (a teacher, their groups' pupils).
-    """
-    locks = SignInLock.objects.all() if locks is None else locks
-    if is_partner_admin(user):
-        return locks
-    return locks.filter(user__learner__in=visible_learners(user))
-
-
-def sign_in_locks_current(user: AbstractBaseUser) -> list[SignInLock]:
-    """Return the locks in force the user sees, ending soonest first, with account and learner."""
-    return list(
-        sign_in_locks_of(user, SignInLock.objects.current())
-        .select_related("user__learner")
-        .order_by("locked_until", "id")
+def staff_accounts(*, include_inactive: bool = False) -> QuerySet:
+    """Return the staff accounts (never a learner's) by name; only those who can sign in."""
+    accounts = get_user_model().objects.filter(
+        Q(staff_profile__isnull=False) | Q(groups__name=STAFF_GROUP) | Q(is_superuser=True),
+        learner__isnull=True,
     )
+    if not include_inactive:
+        accounts = accounts.filter(is_active=True)
+    return accounts.distinct().order_by("last_name", "first_name", "username")

@@ -6,11 +6,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.access import learner_account
+from accounts.models import SignInLock
+from accounts.sign_in_throttle import sign_in_lock_clear
 from audit.models import AuditEvent
 from audit.services import audit_record
-from portal.access import learner_account
-from portal.models import SignInLock
-from portal.sign_in_throttle import sign_in_lock_clear
 
 logger = logging.getLogger(__name__)
 

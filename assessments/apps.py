@@ -8,7 +8,7 @@ class AssessmentsConfig(AppConfig):
 
     def ready(self) -> None:
         from assessments.selectors import deliveries_waiting, results_waiting
-        from portal.health import register_work_queue
+        from ops.health import register_work_queue
 
         # On /readyz and /metrics: answers waiting to reach the upstream, and results to fetch.
         register_work_queue("deliveries", deliveries_waiting)

@@ -13,7 +13,7 @@ from datetime import date
 
 from django.utils import timezone
 
-from portal.models import PartnerSettings
+from schools.models import PartnerSettings
 
 NEEDS_HELP = "needs_help"
 RISK_LEVEL = "risk_level"

@@ -8,7 +8,7 @@ two functions, as the client's own `Question` and `Answer` types.
 from collections.abc import Iterable
 from typing import Any
 
-from portal.partner_api import Answer, Question
+from partner_api import Answer, Question
 
 
 def questions_to_json(questions: Iterable[Question]) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, f
 from assessments.services import AttemptClosed
 from assessments.signals import result_stored
 from assessments.taking import saved_answers, unanswered_questions
-from portal.partner_api import (
+from kit.sanitize import sanitize_html
+from partner_api import (
     AssessmentResults,
     PartnerApiError,
     PartnerApiRejected,
@@ -30,8 +31,7 @@ from portal.partner_api import (
     Response,
     get_client,
 )
-from portal.sanitize import sanitize_html
-from portal.upstream import failure_reason_lazy, text_to_store
+from partner_api.upstream import failure_reason_lazy, text_to_store
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ SUBMISSION_REFUSED_STATUSES = frozenset({400, 422})
 ALREADY_SUBMITTED_STATUS = 409
 
 # Kept in the attempt's last_error in the source language, translated when shown
-# (portal.upstream.text_to_store).
+# (partner_api.upstream.text_to_store).
 RESULTS_NOT_READY = gettext_lazy("The assessment service has not made the results available yet.")
 RESULTS_NOT_STORED = gettext_lazy(
     "The results arrived but could not be stored. Your administrator has been told."

@@ -19,8 +19,8 @@ from django.utils.translation import get_language
 
 from assessments import page_markup
 from assessments.taking import ResultsSnapshot
-from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings
-from portal.user_cache import cached_rows, forget_row
+from kit.row_cache import cached_rows, forget_row
+from schools.models import PARTNER_SETTINGS_KEY, PartnerSettings
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner

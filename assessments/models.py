@@ -7,7 +7,7 @@ from django.utils.functional import cached_property
 from django.utils.translation import gettext, gettext_lazy
 
 from assessments.content import has_questions, questions_from_json, questions_to_json
-from portal.partner_api import Question
+from partner_api import Question
 
 
 class AssessmentAttempt(models.Model):

@@ -10,7 +10,7 @@ from assessments import delivery
 from assessments.models import AssessmentAttempt
 from audit.models import AuditEvent
 from audit.services import audit_record
-from portal.models import UpstreamFailure
+from partner_api.models import UpstreamFailure
 
 State = AssessmentAttempt.State
 

@@ -22,7 +22,7 @@ from django.db.models.functions import Lower, Trim
 from django.utils import timezone
 
 from assessments.models import RISK_LEVELS, AssessmentAttempt, AssessmentResult, FocusArea
-from portal.health import WorkQueue
+from ops.health import WorkQueue
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one and imports it
     from learners.models import Learner

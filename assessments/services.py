@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.access import safeguarding_ready
 from assessments.models import AssessmentAttempt, AttemptAnswer, fit
-from portal.access import safeguarding_ready
-from portal.partner_api import AssessmentContent, get_client
+from partner_api import AssessmentContent, get_client
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner

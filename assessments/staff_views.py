@@ -6,15 +6,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.access import whole_school_required
 from assessments.models import AssessmentAttempt
 from assessments.operations import (
     attempt_retry_now,
     attempts_needing_attention,
     upstream_failures_by_endpoint,
 )
-from portal.access import whole_school_required
-from portal.addresses import client_address
-from portal.models import UpstreamFailure
+from kit.addresses import client_address
+from partner_api.models import UpstreamFailure
 
 RECENT_FAILURES_SHOWN = 20
 

@@ -12,7 +12,7 @@ from assessments.models import (
     AttemptAnswer,
     version_of_content,
 )
-from portal.partner_api import Answer, Question
+from partner_api import Answer, Question
 
 
 @dataclass(frozen=True)

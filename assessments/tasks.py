@@ -4,8 +4,8 @@ from datetime import datetime
 
 from django_tasks import task
 
-from portal.request_context import carries_request_id
-from portal.tasks import enqueue_when
+from ops.request_context import carries_request_id
+from ops.tasks import enqueue_when
 
 
 @task()

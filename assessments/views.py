@@ -12,6 +12,8 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.access import learner_required, safeguarding_ready
+from accounts.idle import learner_keep_alive, learner_seconds_left, not_activity
 from assessments import delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.learner_results import results_page
@@ -25,11 +27,9 @@ from assessments.taking import (
     results_snapshot,
     saved_answers,
 )
-from portal.access import learner_required, safeguarding_ready
-from portal.middleware import learner_keep_alive, learner_seconds_left, not_activity
-from portal.models import PartnerSettings
-from portal.partner_api import PartnerApiError
-from portal.upstream import failure_message, failure_message_tags
+from partner_api import PartnerApiError
+from partner_api.upstream import failure_message, failure_message_tags
+from schools.models import PartnerSettings
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner

@@ -20,8 +20,8 @@ STAFF_USERNAME = "bench.staff"
 
 def staff_user() -> AbstractBaseUser:
     """Return the bench's staff member, created if missing."""
-    from portal.access import STAFF_GROUP
-    from portal.models import StaffProfile, StaffRole
+    from accounts.access import STAFF_GROUP
+    from accounts.models import StaffProfile, StaffRole
 
     user, _ = get_user_model().objects.get_or_create(username=STAFF_USERNAME)
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bench.support import free_port, wait_for_port
-from portal.partner_api import Answer, Question
+from partner_api import Answer, Question
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME = "bench.pages.learner"
@@ -74,12 +74,12 @@ def bank_questions() -> list[Question]:
 @transaction.atomic
 def setup_learner() -> PageTargets:
     """Create (or reset) the bench learner: one attempt half answered, one with results."""
+    from accounts.idle import LAST_ACTIVITY_SESSION_KEY
     from assessments.content import questions_to_json
     from assessments.delivery import _store_results
     from assessments.models import AssessmentAttempt, AttemptAnswer
     from learners.models import Learner, Level
-    from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-    from portal.partner_api.parsing import _parse_results
+    from partner_api.parsing import _parse_results
     from sandbox import bank
     from sandbox.scoring import score_submission
 
@@ -129,7 +129,7 @@ def setup_learner() -> PageTargets:
     # The configured engine (cached_db with Redis, as production): written to both.
     session = import_module(settings.SESSION_ENGINE).SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "portal.auth.CaseInsensitiveModelBackend"
+    session[BACKEND_SESSION_KEY] = "accounts.auth.CaseInsensitiveModelBackend"
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
     session.create()

@@ -24,8 +24,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from bench.lists import staff_user
 from bench.pages import start_gunicorn
 from bench.support import percentile
-from learners.groups import group_create, group_learners_add
-from learners.models import Learner, Level, SchoolGroup, current_academic_year
+from classes.models import SchoolGroup, current_academic_year
+from classes.services import group_create, group_learners_add
+from learners.models import Learner, Level
 from lessons.services import group_cards_print, window_close, window_open
 
 PUPILS = 30

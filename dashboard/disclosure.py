@@ -18,8 +18,8 @@ file:
 
 from django.utils.translation import gettext, ngettext
 
-from portal.charts import Figure
-from portal.numbers import number_text
+from kit.charts import Figure
+from kit.numbers import number_text
 
 
 def fewer_than(min_size: int) -> str:

@@ -8,8 +8,8 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext, gettext_lazy
 
 from dashboard.selectors import CohortFilters
+from kit.date_fields import DatePartsField
 from learners.models import Level
-from portal.date_fields import DatePartsField
 
 # Dates outside these years are typing slips, and would overflow the time-zone arithmetic.
 EARLIEST = date(1900, 1, 1)

@@ -15,7 +15,7 @@ from dashboard.selectors import (
     needs_help_by_area,
     risk_distribution,
 )
-from portal.charts import Figure, bar_chart
+from kit.charts import Figure, bar_chart
 
 
 @dataclass(frozen=True)

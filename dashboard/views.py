@@ -11,13 +11,13 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from accounts.access import results_required, sees_results, sees_whole_school, staff_required
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
 from dashboard.summary import cohort_summary
+from kit.addresses import client_address
+from kit.csv_export import csv_download
 from learners.access import learner_scope
-from portal.access import results_required, sees_results, sees_whole_school, staff_required
-from portal.addresses import client_address
-from portal.csv_export import csv_download
 
 
 @staff_required

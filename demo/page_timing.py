@@ -11,8 +11,8 @@ from django.db import connection, reset_queries
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from portal.access import STAFF_GROUP
-from portal.models import StaffProfile, StaffRole
+from accounts.access import STAFF_GROUP
+from accounts.models import StaffProfile, StaffRole
 
 # The pages item 6 of issue 5 measures, by label; learner-list labels come first.
 STAFF_PAGES: dict[str, str] = {

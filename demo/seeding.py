@@ -19,19 +19,21 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.utils import timezone
 
+from accounts.access import STAFF_GROUP
+from accounts.models import StaffProfile, StaffRole
 from assessments.delivery import attempt_submit
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.services import attempt_save_answers, attempt_start
+from classes.models import SchoolGroup
+from classes.services import group_create, group_learners_add
 from dashboard.cohort import cohort_refresh
 from followups.models import FollowUp, FollowUpNote
 from followups.services import followup_due_date, followup_update
-from learners.groups import group_create, group_learners_add
-from learners.models import Learner, Level, SchoolGroup
+from learners.models import Learner, Level
 from learners.services import RegistrationFailed, learner_register
-from portal.access import STAFF_GROUP
-from portal.models import PartnerSettings, StaffProfile, StaffRole
 from safeguarding.models import Alert
 from safeguarding.services import escalation_deadline
+from schools.models import PartnerSettings
 
 State = AssessmentAttempt.State
 

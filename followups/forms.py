@@ -9,11 +9,11 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
 
+from accounts.access import staff_name
 from followups.models import FollowUp
 from followups.selectors import ALL, ASSIGNED_TO_ME, OPEN, UNASSIGNED
+from kit.date_fields import DatePartsField
 from learners.models import Level
-from portal.access import staff_name
-from portal.date_fields import DatePartsField
 
 NOTE_MAX_LENGTH = 5000
 # A due date further out than this is almost certainly a typing slip (2205 for 2025).

@@ -8,12 +8,13 @@ from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
 
+from accounts.access import PASTORAL_ROLES, STAFF_GROUP
+from accounts.models import StaffRole
 from assessments.models import risk_rank
 from followups.models import OPEN as OPEN_ITEMS
 from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
-from portal.access import PASTORAL_ROLES, STAFF_GROUP
-from portal.models import PartnerSettings, StaffRole
+from schools.models import PartnerSettings
 
 ASSIGNED_TO_ME = "me"
 UNASSIGNED = "none"
@@ -33,7 +34,7 @@ def staff_users() -> QuerySet:
     settings = PartnerSettings.current()
     reads_results = Q(staff_profile__role__in=PASTORAL_ROLES)
     if settings.teachers_see_results:
-        # A member of the staff group without a role counts as a teacher (portal.access).
+        # A member of the staff group without a role counts as a teacher (accounts.access).
         reads_results |= Q(staff_profile__role=StaffRole.TEACHER) | Q(
             staff_profile__isnull=True, groups__name=STAFF_GROUP
         )

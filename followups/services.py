@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.access import sees_results
 from assessments.concern import concern_of_result
 from assessments.models import (
     AssessmentAttempt,
@@ -20,7 +21,6 @@ from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.models import FollowUp, FollowUpArea, FollowUpNote
 from learners.models import Learner
-from portal.access import sees_results
 
 logger = logging.getLogger(__name__)
 

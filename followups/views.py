@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 
+from accounts.access import results_required
 from followups.forms import FollowUpFilterForm, FollowUpUpdateForm
 from followups.selectors import (
     followup_area_names,
@@ -16,9 +17,8 @@ from followups.selectors import (
     staff_users,
 )
 from followups.services import followup_due_days, followup_update
+from kit.addresses import client_address
 from learners.access import learner_scope
-from portal.access import results_required
-from portal.addresses import client_address
 
 PAGE_SIZE = 25
 

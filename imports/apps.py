@@ -10,6 +10,6 @@ class ImportsConfig(AppConfig):
 
     def ready(self) -> None:
         from imports.selectors import imports_running
-        from portal.health import register_work_queue
+        from ops.health import register_work_queue
 
         register_work_queue("imports", imports_running)  # on /readyz and /metrics

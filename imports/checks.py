@@ -10,15 +10,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.usernames import username_normal_form
+from classes.selectors import groups_by_name
 from imports.files import COLUMNS, FileRow, value_quoted
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_encrypt
 from learners.forms import EMAIL_MAX_LENGTH, LearnerRegistrationForm, username_in_normal_form
-from learners.group_selectors import groups_by_name
 from learners.models import Learner, Level
 from learners.passwords import password_generate
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from portal.usernames import username_normal_form
 
 # Several groups in one `class` cell: "7B; Year 7".
 GROUP_SEPARATOR = ";"

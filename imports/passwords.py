@@ -2,7 +2,7 @@
 
 from django.views.decorators.debug import sensitive_variables
 
-from portal.encryption import decrypt, encrypt
+from kit.encryption import decrypt, encrypt
 
 _HKDF_INFO = b"partner-portal bulk registration passwords"
 

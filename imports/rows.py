@@ -21,10 +21,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.user_cache import forget_cached_user
+from accounts.usernames import username_normal_form
+from classes.models import SchoolGroup
+from classes.services import group_learners_add
 from imports.models import ImportRow
 from imports.passwords import password_decrypt
-from learners.groups import group_learners_add
-from learners.models import Learner, SchoolGroup
+from learners.models import Learner
 from learners.registration import (
     MAYBE_REGISTERED,
     UNUSABLE_ID,
@@ -37,9 +40,7 @@ from learners.registration import (
     stale_registrations_discard,
     upstream_register,
 )
-from portal.partner_api import PartnerApiClient, PartnerApiError
-from portal.user_cache import forget_cached_user
-from portal.usernames import username_normal_form
+from partner_api import PartnerApiClient, PartnerApiError
 
 logger = logging.getLogger(__name__)
 

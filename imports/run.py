@@ -32,7 +32,7 @@ from imports.rows import (
     rows_awaiting_signin,
     rows_prepare,
 )
-from portal.partner_api import get_client
+from partner_api import get_client
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from imports.models import ImportJob, ImportRow
 from imports.progress import ImportProgress, progress_of
-from portal.health import WorkQueue
+from ops.health import WorkQueue
 
 
 def _progress_counts() -> dict[str, Count]:
@@ -88,7 +88,7 @@ def import_result_rows(job: ImportJob) -> Iterator[tuple]:
     """Yield each row's number, username, outcome, reason and upstream user_id, in file order.
 
     The outcomes are lazy translations, written in the request's language as the file streams
-    out (portal.csv_export).
+    out (kit.csv_export).
     """
     rows = (
         job.rows.order_by("row_number")

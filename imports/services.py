@@ -23,7 +23,7 @@ from imports.files import ImportFileError, file_rows
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from imports.run import import_job_run
-from portal.tasks import enqueue_when
+from ops.tasks import enqueue_when
 
 __all__ = [
     "CredentialsGone",

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.utils import translation
 from django_tasks import task
 
-from portal.request_context import carries_request_id
+from ops.request_context import carries_request_id
 
 
 # Its own queue and worker: an import holds a worker for minutes (hashing included), and

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.access import whole_school_required
 from imports.files import COLUMNS, TEMPLATE_EXAMPLE
 from imports.forms import ImportUploadForm
 from imports.models import ImportJob
@@ -31,9 +32,8 @@ from imports.services import (
     import_job_discard,
     import_job_resume_if_stalled,
 )
-from portal.access import whole_school_required
-from portal.addresses import client_address
-from portal.csv_export import csv_download
+from kit.addresses import client_address
+from kit.csv_export import csv_download
 
 ROWS_PER_PAGE = 100
 JOBS_PER_PAGE = 25

@@ -8,11 +8,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from accounts.access import sees_results, staff_required
+from kit.addresses import client_address
+from kit.csv_export import csv_download
 from learners.exports import LEARNER_HEADER, learner_list_export
 from learners.list_forms import LearnerSearchForm
-from portal.access import sees_results, staff_required
-from portal.addresses import client_address
-from portal.csv_export import csv_download
 
 
 @staff_required

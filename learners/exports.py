@@ -4,16 +4,16 @@ from collections.abc import Iterator
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from accounts.access import sees_results
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.access import visible_learners
 from learners.models import Level
 from learners.selectors import LearnerListFilters, learner_list
-from portal.access import sees_results
 
 CHUNK_SIZE = 2000
 # Level names are for people: translated, as the file streams out, into the language of the
-# request (portal.csv_export); the column headers, a data interface, are not.
+# request (kit.csv_export); the column headers, a data interface, are not.
 LEVEL_NAMES = dict(Level.choices)
 
 LEARNER_HEADER = [

@@ -10,13 +10,15 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from learners.group_fields import GroupChoiceField
-from learners.models import AGE_AND_LEVEL, Learner, Level, SchoolGroup
+from accounts.forms import new_password_check, new_password_field
+from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form, username_problem
+from classes.fields import GroupChoiceField
+from classes.models import SchoolGroup
+from kit.date_fields import DatePartsField, DatePartsWidget
+from kit.forms import ClearRequiredMessages
+from learners.models import AGE_AND_LEVEL, Learner, Level
 from learners.passwords import password_generate
 from learners.selectors import username_taken
-from portal.date_fields import DatePartsField, DatePartsWidget
-from portal.forms import ClearRequiredMessages, new_password_check, new_password_field
-from portal.usernames import USERNAME_MAX_LENGTH, username_normal_form, username_problem
 
 # Learners range from primary pupils to adults: an age outside these is a typing mistake.
 YOUNGEST_AGE_YEARS = 4

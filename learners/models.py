@@ -1,20 +1,14 @@
-"""The Learner record (a local sign-in account tied to an upstream learner) and its groups."""
-
-from datetime import date
+"""The Learner record: a local sign-in account tied to an upstream learner."""
 
 from django.conf import settings
 from django.db import models
-from django.db.models.functions import Lower
-from django.utils import timezone
+from django.db.models import Q, Value
+from django.db.models.functions import Concat
 from django.utils.translation import gettext_lazy
 
+from partner_api.levels import Level  # re-exported: learners.models.Level is the usual name
 
-class Level(models.TextChoices):
-    """The spec's level codes, passed upstream as the `level` query parameter."""
-
-    FURTHER_EDUCATION = "LOA_PARTNER_LEVEL1", gettext_lazy("Further education")
-    SECONDARY = "LOA_PARTNER_LEVEL2", gettext_lazy("Secondary")
-    PRIMARY = "LOA_PARTNER_LEVEL3", gettext_lazy("Primary")
+__all__ = ["AGE_AND_LEVEL", "Learner", "Level"]
 
 
 # A learner's details that decide safeguarding (how long records are kept, whether an adult's
@@ -22,8 +16,43 @@ class Level(models.TextChoices):
 AGE_AND_LEVEL = ("dob", "level")
 
 
+# The shortest word the trigram indexes of the search can find (learners migration 0004).
+TRIGRAM = 3
+
+
+class LearnerQuerySet(models.QuerySet):
+    def registered(self) -> "LearnerQuerySet":
+        """Return the learners whose upstream registration completed."""
+        return self.filter(status=Learner.Status.ACTIVE)
+
+    def matching(self, *, query: str = "", level: str = "") -> "LearnerQuerySet":
+        """Return registered learners matching a search and level, in list order, nothing joined."""
+        learners = self.registered()
+        for word in query.split()[:5]:
+            # Every word must match somewhere, so "Amira Khan" finds Amira Khan.
+            learners = learners.filter(
+                Q(username__icontains=word)
+                | Q(first_name__icontains=word)
+                | Q(last_name__icontains=word)
+                | Q(email__icontains=word)
+            )
+        if level:
+            learners = learners.filter(level=level)
+        if any(len(word) >= TRIGRAM for word in query.split()[:5]):
+            # PostgreSQL would walk the name index and filter, expecting matches spread evenly;
+            # "Khan" sits mid-alphabet, so it read 40,000 rows first (107 ms). An order the
+            # index cannot give makes it take the matches from the trigram indexes and sort
+            # them. Words too short for a trigram match densely: walking the index finds a
+            # page at once.
+            return learners.order_by(Concat("last_name", Value("")), *Learner.LIST_ORDER[1:])
+        return learners.order_by(*Learner.LIST_ORDER)
+
+
 class Learner(models.Model):
     """A learner registered upstream under the partner's subscription."""
+
+    # The order of every list of learners: by name, the way the indexes serve best.
+    LIST_ORDER = ("last_name", "first_name", "username")
 
     class Status(models.TextChoices):
         # A learner is saved locally before the upstream call and becomes active once the
@@ -57,6 +86,8 @@ class Learner(models.Model):
     )
     registered_at = models.DateTimeField(auto_now_add=True)
     erased_at = models.DateTimeField(gettext_lazy("personal data erased at"), null=True, blank=True)
+
+    objects = LearnerQuerySet.as_manager()
 
     class Meta:
         ordering = ["-registered_at", "-id"]
@@ -100,107 +131,3 @@ class Learner(models.Model):
     def is_registered(self) -> bool:
         """Return whether the upstream registration completed (not the sign-in account)."""
         return self.status == self.Status.ACTIVE
-
-
-def current_academic_year(today: date | None = None) -> str:
-    """Return the school year a date falls in, as "2026/27" (years start in September)."""
-    today = today or timezone.localdate()
-    start = today.year if today.month >= 9 else today.year - 1
-    return f"{start}/{(start + 1) % 100:02d}"
-
-
-class SchoolGroup(models.Model):
-    """A teaching class, tutor group or year group: the learners its staff look after."""
-
-    class Kind(models.TextChoices):
-        TEACHING_CLASS = "class", gettext_lazy("Teaching class")
-        TUTOR_GROUP = "tutor", gettext_lazy("Tutor group")
-        YEAR_GROUP = "year", gettext_lazy("Year group")
-
-    name = models.CharField(gettext_lazy("name"), max_length=100)
-    kind = models.CharField(
-        gettext_lazy("kind"), max_length=8, choices=Kind.choices, default=Kind.TEACHING_CLASS
-    )
-    # Empty only for a group made by `add_staff` before anyone set its level.
-    level = models.CharField(
-        gettext_lazy("level"), max_length=32, choices=Level.choices, blank=True
-    )
-    academic_year = models.CharField(
-        gettext_lazy("academic year"), max_length=7, default=current_academic_year
-    )
-    staff = models.ManyToManyField(
-        settings.AUTH_USER_MODEL, through="GroupStaff", related_name="school_groups", blank=True
-    )
-    # Shown on its pupils' results page; empty means the partner's school contact.
-    contact = models.CharField(
-        gettext_lazy("who to talk to"),
-        max_length=200,
-        blank=True,
-        help_text=gettext_lazy("Shown to this group's pupils with their results."),
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-academic_year", "name", "id"]
-        constraints = [
-            # "7B" and "7b" in one year would be two groups nobody can tell apart.
-            models.UniqueConstraint(
-                Lower("name"), "academic_year", name="school_group_unique_name_per_year"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.academic_year})"
-
-
-class GroupStaff(models.Model):
-    """A member of staff who works with a group, and so sees its learners."""
-
-    group = models.ForeignKey(SchoolGroup, on_delete=models.CASCADE, related_name="staff_links")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="group_links"
-    )
-    added_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["group", "user"], name="group_staff_once"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user} works with {self.group}"
-
-
-class GroupMembership(models.Model):
-    """A learner's time in a group: history is kept, the current one has no `left_at`."""
-
-    group = models.ForeignKey(SchoolGroup, on_delete=models.CASCADE, related_name="memberships")
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="group_memberships")
-    joined_at = models.DateTimeField(default=timezone.now)
-    left_at = models.DateTimeField(null=True, blank=True)
-    added_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    removed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-
-    class Meta:
-        ordering = ["-joined_at", "-id"]
-        constraints = [
-            # One current membership per learner and group: joining twice is a no-op. Also
-            # the index of "whose learners a member of staff sees" (learners.access).
-            models.UniqueConstraint(
-                fields=["group", "learner"],
-                condition=models.Q(left_at__isnull=True),
-                name="group_membership_current_once",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.learner} in {self.group}"
-
-    @property
-    def is_current(self) -> bool:
-        """Return whether the learner is in the group now."""
-        return self.left_at is None

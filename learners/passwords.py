@@ -14,7 +14,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.core.exceptions import ValidationError
 from django.views.decorators.debug import sensitive_variables
 
-from portal.encryption import decrypt, encrypt
+from kit.encryption import decrypt, encrypt
 
 # Lower-case letters and digits without look-alikes (no i, l, o, 0, 1): easy to read aloud
 # and to type on a tablet. Three groups of four: 12 of 31 symbols, about 59 bits.

@@ -22,18 +22,18 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.user_cache import forget_cached_user
+from accounts.usernames import username_normal_form
 from learners.models import Learner
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from portal.partner_api import (
+from partner_api import (
     CreatedLearner,
     PartnerApiClient,
     PartnerApiError,
     PartnerApiRejected,
     PartnerApiUnavailable,
 )
-from portal.upstream import failure_cause, failure_message, upstream_may_have_acted
-from portal.user_cache import forget_cached_user
-from portal.usernames import username_normal_form
+from partner_api.upstream import failure_cause, failure_message, upstream_may_have_acted
 
 # The spec gives no status for a taken username; a strict upstream answers 409.
 USERNAME_TAKEN_STATUS = 409

@@ -4,20 +4,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db.models import F, Q, QuerySet, Value
-from django.db.models.functions import Concat
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from accounts.models import SignInLock
+from accounts.usernames import username_normal_form
 from assessments.models import AssessmentAttempt
 from assessments.selectors import with_latest_attempt, with_latest_result
 from learners.models import Learner
-from portal.models import SignInLock
-from portal.usernames import username_normal_form
 
 # Matches the partial indexes on Learner (learner_active_name_idx and its level variant).
-LEARNER_LIST_ORDER = ("last_name", "first_name", "username")
-# The shortest word the trigram indexes of the search can find (learners migration 0004).
-TRIGRAM = 3
+LEARNER_LIST_ORDER = Learner.LIST_ORDER
 
 
 State = AssessmentAttempt.State
@@ -80,7 +77,7 @@ def learner_list(filters: LearnerListFilters | None = None) -> QuerySet[Learner]
 
 def learner_filtered(filters: LearnerListFilters) -> QuerySet[Learner]:
     """Return registered learners matching the list's filters, in its order."""
-    learners = learner_matching(query=filters.query, level=filters.level)
+    learners = Learner.objects.matching(query=filters.query, level=filters.level)
     if filters.reads_results:
         learners = with_latest_result(learners)
     elif filters.status:
@@ -95,29 +92,7 @@ def learner_filtered(filters: LearnerListFilters) -> QuerySet[Learner]:
         learners = learners.filter(latest_needs_help=filters.needs_help == NEEDS_HELP)
     if filters.sort in SORTS and filters.sort != BY_NAME:
         return learners.order_by(*SORTS[filters.sort])
-    return learners  # learner_matching's order: by name, the way the indexes serve best
-
-
-def learner_matching(*, query: str = "", level: str = "") -> QuerySet[Learner]:
-    """Return registered learners matching a search and level, in list order, nothing joined."""
-    learners = Learner.objects.filter(status=Learner.Status.ACTIVE)
-    for word in query.split()[:5]:
-        # Every word must match somewhere, so "Amira Khan" finds Amira Khan.
-        learners = learners.filter(
-            Q(username__icontains=word)
-            | Q(first_name__icontains=word)
-            | Q(last_name__icontains=word)
-            | Q(email__icontains=word)
-        )
-    if level:
-        learners = learners.filter(level=level)
-    if any(len(word) >= TRIGRAM for word in query.split()[:5]):
-        # PostgreSQL would walk the name index and filter, expecting matches spread evenly;
-        # "Khan" sits mid-alphabet, so it read 40,000 rows first (107 ms). An order the index
-        # cannot give makes it take the matches from the trigram indexes and sort them. Words
-        # too short for a trigram match densely: walking the index finds a page at once.
-        return learners.order_by(Concat("last_name", Value("")), *LEARNER_LIST_ORDER[1:])
-    return learners.order_by(*LEARNER_LIST_ORDER)
+    return learners  # matching()'s order: by name, the way the indexes serve best
 
 
 def learner_rows(learners: QuerySet[Learner], sort: str = BY_NAME) -> QuerySet[Learner]:

@@ -9,10 +9,14 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.access import sees_whole_school
+from accounts.sign_in_throttle import sign_in_unlock
+from accounts.usernames import username_normal_form
 from audit.models import AuditEvent
 from audit.services import audit_record
-from learners.groups import group_learners_add
-from learners.models import AGE_AND_LEVEL, Learner, SchoolGroup
+from classes.models import SchoolGroup
+from classes.services import group_learners_add
+from learners.models import AGE_AND_LEVEL, Learner
 from learners.registration import (
     UNUSABLE_ID,
     learner_activate,
@@ -23,10 +27,7 @@ from learners.registration import (
     upstream_register,
 )
 from learners.signals import learner_level_changed
-from portal.access import sees_whole_school
-from portal.partner_api import PartnerApiError, get_client
-from portal.sign_in_throttle import sign_in_unlock
-from portal.usernames import username_normal_form
+from partner_api import PartnerApiError, get_client
 
 logger = logging.getLogger(__name__)
 

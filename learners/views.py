@@ -9,11 +9,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
+from accounts.access import is_staff_member, sees_results, sees_whole_school, staff_required
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
-from learners.access import visible_groups, visible_learner_or_404, visible_learners
+from classes.access import visible_groups
+from classes.services import learner_current_groups
+from kit.addresses import client_address
+from kit.charts import TrendPoint, line_chart
+from learners.access import visible_learner_or_404, visible_learners
 from learners.forms import LearnerDetailsForm, LearnerPasswordResetForm, LearnerRegistrationForm
-from learners.groups import learner_current_groups
 from learners.list_forms import LearnerSearchForm
 from learners.models import Learner
 from learners.passwords import password_show_once, password_spelled, password_to_show
@@ -26,9 +30,6 @@ from learners.services import (
     learner_register,
     learner_results_viewed,
 )
-from portal.access import is_staff_member, sees_results, sees_whole_school, staff_required
-from portal.addresses import client_address
-from portal.charts import TrendPoint, line_chart
 
 PAGE_SIZE = 25
 

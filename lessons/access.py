@@ -4,9 +4,10 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from learners.access import visible_group_or_404
-from learners.models import Learner, SchoolGroup
-from portal.access import is_partner_admin
+from accounts.access import is_partner_admin
+from classes.access import visible_group_or_404
+from classes.models import SchoolGroup
+from learners.models import Learner
 
 
 def lesson_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:

@@ -5,7 +5,7 @@ import secrets
 
 from django.views.decorators.debug import sensitive_variables
 
-from portal.encryption import decrypt, encrypt, keyed_digest
+from kit.encryption import decrypt, encrypt, keyed_digest
 
 # Upper-case letters and digits with every look-alike left out (0 O Q D-like, 1 I L, 2 Z,
 # 5 S, 8 B, U V, G 6): 21 symbols, so ten of them are about 44 bits.

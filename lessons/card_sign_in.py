@@ -17,12 +17,13 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.views.decorators.debug import sensitive_variables
 
-from learners.models import Learner, SchoolGroup
+from accounts.sign_in_throttle import count_up
+from classes.models import SchoolGroup
+from kit.addresses import address_in_networks, networks_parse
+from learners.models import Learner
 from lessons import card_secrets
 from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
-from portal.addresses import address_in_networks, networks_parse
-from portal.models import PartnerSettings
-from portal.sign_in_throttle import count_up
+from schools.models import PartnerSettings
 
 logger = logging.getLogger(__name__)
 

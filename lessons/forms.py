@@ -4,8 +4,8 @@ from django import forms
 from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext, gettext_lazy
 
+from kit.forms import ClearRequiredMessages
 from lessons.card_secrets import CODE_LENGTH, code_normal_form
-from portal.forms import ClearRequiredMessages
 
 
 class CardCodeForm(forms.Form):

@@ -10,8 +10,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.access import staff_required
+from classes.models import SchoolGroup
+from kit.addresses import client_address
 from learners.access import visible_learner_or_404
-from learners.models import Learner, SchoolGroup
+from learners.models import Learner
 from lessons.access import learner_lesson_group, lesson_group_or_404
 from lessons.forms import ReissueForm, WindowOpenForm
 from lessons.models import CardSession
@@ -27,9 +30,7 @@ from lessons.services import (
     window_current,
     window_open,
 )
-from portal.access import staff_required
-from portal.addresses import client_address
-from portal.models import PartnerSettings
+from schools.models import PartnerSettings
 
 
 def _cards_page(request: HttpRequest, cards: list[PrintedCard], **context) -> HttpResponse:

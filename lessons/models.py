@@ -14,7 +14,7 @@ class SignInCard(models.Model):
     learner = models.ForeignKey(
         "learners.Learner", on_delete=models.CASCADE, related_name="sign_in_cards"
     )
-    # Keyed digests (portal.encryption.keyed_digest) find a card in one indexed lookup without
+    # Keyed digests (kit.encryption.keyed_digest) find a card in one indexed lookup without
     # password hashing; the encrypted copies let the same card be printed again.
     secret_digest = models.CharField(max_length=64, unique=True, editable=False)
     code_digest = models.CharField(max_length=64, unique=True, editable=False)
@@ -53,7 +53,7 @@ class SignInWindow(models.Model):
     """A time, opened by staff for one group, in which its learners may sign in with cards."""
 
     group = models.ForeignKey(
-        "learners.SchoolGroup", on_delete=models.CASCADE, related_name="sign_in_windows"
+        "classes.SchoolGroup", on_delete=models.CASCADE, related_name="sign_in_windows"
     )
     opened_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"

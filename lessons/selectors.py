@@ -9,7 +9,8 @@ from django.utils.translation import ngettext
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from assessments.taking import first_page_to_resume, question_pages
-from learners.models import Learner, SchoolGroup
+from classes.models import SchoolGroup
+from learners.models import Learner
 from learners.selectors import LEARNER_LIST_ORDER
 from lessons.models import CardRefusal, CardSession, SignInWindow
 

@@ -10,10 +10,11 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_record
-from learners.models import Learner, SchoolGroup
+from classes.models import SchoolGroup
+from learners.models import Learner
 from lessons import card_secrets
 from lessons.models import CardSession, SignInCard, SignInWindow
-from portal.models import PartnerSettings
+from schools.models import PartnerSettings
 
 Action = AuditEvent.Action
 

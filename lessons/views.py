@@ -14,6 +14,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
+from kit.addresses import client_address
 from lessons.card_sign_in import (
     CARD_SESSION,
     CardCheck,
@@ -28,12 +29,11 @@ from lessons.card_sign_in import (
 from lessons.devices import device_description
 from lessons.forms import CardCodeForm
 from lessons.models import CardSession
-from portal.addresses import client_address
 
 # The card recognised by the first POST, waiting for the pupil's "That's me".
 PENDING = "card_pending"
 PENDING_SECONDS = 120
-_BACKEND = "portal.auth.CaseInsensitiveModelBackend"
+_BACKEND = "accounts.auth.CaseInsensitiveModelBackend"
 
 
 @never_cache

@@ -1,114 +1,20 @@
-"""Sign-in: the backend that finds an account by its username's normal form, throttled.
+"""The sign-in backend's old path, for sessions signed in before it moved to accounts.auth.
 
-Every attempt goes through portal.sign_in_throttle before its password is checked; see there
-for the limits and why they are counted first.
+A session records the backend that signed it in by its dotted path, and Django reads the user
+of a session only through a backend listed in AUTHENTICATION_BACKENDS under that path. Listed
+second, this one keeps those sessions signed in; it never signs anyone in itself, so a wrong
+password is checked and counted once, by accounts.auth.
 """
 
-import logging
-
-from asgiref.sync import sync_to_async
-from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import PermissionDenied
-from django.views.decorators.debug import sensitive_variables
-
-from portal.addresses import client_address
-from portal.sign_in_throttle import THROTTLED, SignInThrottle, sign_in_input_too_long
-from portal.user_cache import cached_user
-from portal.usernames import username_normal_form
-
-logger = logging.getLogger(__name__)
+from accounts.auth import CaseInsensitiveModelBackend as AccountsBackend
 
 
-class CaseInsensitiveModelBackend(ModelBackend):
-    """Django's backend, matching the username's normal form ("ＡＭＩＲＡ.Ｋ" = "amira.k").
-
-    (The class keeps its name: sessions record the backend that signed them in by its path.)
-
-    Each attempt is counted before its password is checked (SignInThrottle); one over a limit,
-    or locked, is refused unchecked.
-    """
-
-    def get_user(self, user_id):
-        """Load the signed-in user with their Learner and staff role (cached, portal.user_cache).
-
-        is_active is checked here on every request, and the session's auth hash and the
-        learner's status after, on the cached copy as on a fresh one.
-        """
-        user = cached_user(user_id, _load_user)
-        return user if user is not None and self.user_can_authenticate(user) else None
-
-    @sensitive_variables("password")
+class CaseInsensitiveModelBackend(AccountsBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
-        if username is None or password is None:
-            return None
-        throttle = SignInThrottle(
-            username=username, ip=client_address(request) if request else None
-        )
-        if not throttle.reserve():
-            logger.info(
-                "Sign-in refused while locked: username ref %s from %s",
-                throttle.username_ref,
-                throttle.ip or "an unknown address",
-            )
-            if request is not None:
-                setattr(request, THROTTLED, True)  # the sign-in form says why (portal.forms)
-            # Stops authenticate() trying other backends; it returns None.
-            raise PermissionDenied
-        if sign_in_input_too_long(username=throttle.username, password=password):
-            # A failure like any other, but no account can match it: the database never sees
-            # it (SQLite failed on a 100,000-character username, uncounted).
-            throttle.fail()
-            return None
-        try:
-            account = account_for(username)
-            user = self._check_password(account, password)
-        except Exception:
-            # The portal failed (its database, say), not the person: a school signing in
-            # through an outage must not be locked out by it afterwards.
-            throttle.give_back()
-            raise
-        if user is None:
-            throttle.fail(account=account)
-        else:
-            throttle.succeed()
-        return user
-
-    async def aauthenticate(self, request, username=None, password=None, **kwargs):
-        return await sync_to_async(self.authenticate)(
-            request, username=username, password=password, **kwargs
-        )
-
-    @sensitive_variables("password")
-    def _check_password(self, account, password: str):
-        """Return the account if the password is its own and it may sign in, else None."""
-        if account is None:
-            # Spend the time of a password check, so an unknown username answers as slowly.
-            get_user_model()().set_password(password)
-            return None
-        if account.check_password(password) and self.user_can_authenticate(account):
-            return account
         return None
 
+    def has_perm(self, user_obj, perm, obj=None) -> bool:
+        return False  # accounts.auth, listed first, has answered already
 
-def _load_user(user_id):
-    """Load a user with their Learner and staff profile in one query; None if there is none."""
-    return (
-        get_user_model()
-        ._default_manager.select_related("learner", "staff_profile")
-        .filter(pk=user_id)
-        .first()
-    )
-
-
-def account_for(username: str):
-    """Return the account a typed username signs in to, or None."""
-    normal = username_normal_form(username)
-    names = {normal, username}
-    accounts = {
-        user.get_username(): user
-        for user in get_user_model()._default_manager.filter(username__in=names)
-    }
-    # A name typed exactly as an account's first: accounts whose normal forms collide keep
-    # their old names (learners migration 0009), and each still signs in as it is written.
-    return accounts.get(username) or accounts.get(normal)
+    def has_module_perms(self, user_obj, app_label) -> bool:
+        return False

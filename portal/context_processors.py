@@ -2,8 +2,8 @@
 
 from django.http import HttpRequest
 
-from portal.access import StaffPermissions, is_staff_member, learner_for
-from portal.upstream import upstream_outage
+from accounts.access import StaffPermissions, is_staff_member, learner_for
+from partner_api.upstream import upstream_outage
 
 
 def roles(request: HttpRequest) -> dict:

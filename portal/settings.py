@@ -36,6 +36,11 @@ INSTALLED_APPS = [
     "django_tasks",
     "django_tasks_db",
     "portal",
+    "partner_api",
+    "ops",
+    "schools",
+    "accounts",
+    "classes",
     "learners",
     "assessments",
     "sandbox",
@@ -44,7 +49,7 @@ INSTALLED_APPS = [
     "followups",
     "imports",
     "privacy",
-    "accounts",
+    "staff",
     "lessons",
     "safeguarding",
     "demo",
@@ -53,11 +58,11 @@ INSTALLED_APPS = [
 # WhiteNoise answers static files itself and returns at once: only the middleware listed above
 # it add their headers to those responses, so every header-setting middleware comes first.
 MIDDLEWARE = [
-    # First: the request id, the request's log line and its metrics (portal/request_log.py),
+    # First: the request id, the request's log line and its metrics (ops/request_log.py),
     # then /healthz, /readyz and /metrics answered before any host check, redirect or session
-    # (portal/probes.py).
-    "portal.request_log.RequestLogMiddleware",
-    "portal.probes.ProbeMiddleware",
+    # (ops/probes.py).
+    "ops.request_log.RequestLogMiddleware",
+    "ops.probes.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -70,7 +75,7 @@ MIDDLEWARE = [
     # A session a sign-in card started ends with its class's sign-in window.
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "portal.middleware.IdleSessionMiddleware",
+    "accounts.idle.IdleSessionMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
     "portal.middleware.NotFoundPageMiddleware",
 ]
@@ -130,13 +135,18 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-AUTHENTICATION_BACKENDS = ["portal.auth.CaseInsensitiveModelBackend"]
+# The second reads the users of sessions signed in before the backend moved (portal/auth.py);
+# it signs no one in.
+AUTHENTICATION_BACKENDS = [
+    "accounts.auth.CaseInsensitiveModelBackend",
+    "portal.auth.CaseInsensitiveModelBackend",
+]
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Sign-in throttling (portal/sign_in_throttle.py). Failed sign-ins within LOGIN_FAILURE_WINDOW
+# Sign-in throttling (accounts/sign_in_throttle.py). Failed sign-ins within LOGIN_FAILURE_WINDOW
 # seconds are counted for one account from one address (LOGIN_FAILURE_LIMIT_PER_USERNAME), for
 # one account from every address (LOGIN_FAILURE_LIMIT_PER_ACCOUNT) and for one address whatever
 # the usernames (LOGIN_FAILURE_LIMIT_PER_IP); at its limit each is locked for
@@ -163,8 +173,8 @@ CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 if urlsplit(env("CACHE_URL", default="")).scheme in ("redis", "rediss"):
     # Django's own backend whatever django-environ would pick (django-redis, if installed),
-    # keeping one Redis client per pool rather than one per call (portal/cache.py).
-    CACHES["default"]["BACKEND"] = "portal.cache.RedisCache"
+    # keeping one Redis client per pool rather than one per call (ops/cache.py).
+    CACHES["default"]["BACKEND"] = "ops.cache.RedisCache"
 # Keys of several deployments (or test runs) sharing one Redis database stay apart.
 CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
 # Whether every process of the deployment reads the same cache (Redis or the database).
@@ -172,9 +182,9 @@ CACHE_IS_SHARED = CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("RedisCach
 if CACHE_IS_SHARED:
     # Sessions read from the cache, written through to the database: a Redis restart or
     # flush signs nobody out (cached_db, reading the signed-in user in the same round trip).
-    SESSION_ENGINE = "portal.sessions"
+    SESSION_ENGINE = "accounts.sessions"
 # The signed-in user (with their Learner and staff role) is kept in the cache between requests
-# for this long, dropped whenever the account changes (portal.user_cache). Only with a shared
+# for this long, dropped whenever the account changes (accounts.user_cache). Only with a shared
 # cache: another process's memory would not hear of a change made here.
 ROW_CACHE_SECONDS = env.int("ROW_CACHE_SECONDS", default=300 if CACHE_IS_SHARED else 0)
 # The partner's settings and a learner's school contacts on the results page are also kept in
@@ -188,7 +198,7 @@ UPSTREAM_HEALTH_CACHE_SECONDS = env.float("UPSTREAM_HEALTH_CACHE_SECONDS", defau
 TASK_RESULTS_KEEP_DAYS = env.int("TASK_RESULTS_KEEP_DAYS", default=14)
 UPSTREAM_FAILURES_KEEP_DAYS = env.int("UPSTREAM_FAILURES_KEEP_DAYS", default=30)
 
-# Sessions end after a quiet spell (portal.middleware.IdleSessionMiddleware): learners share
+# Sessions end after a quiet spell (accounts.idle.IdleSessionMiddleware): learners share
 # classroom computers, so theirs end soon and with the browser; staff keep theirs longer.
 LEARNER_IDLE_TIMEOUT = env.int("LEARNER_IDLE_TIMEOUT", default=15 * 60)
 STAFF_IDLE_TIMEOUT = env.int("STAFF_IDLE_TIMEOUT", default=8 * 60 * 60)
@@ -294,14 +304,14 @@ LOGGED_APPS = (
     "dashboard",
     "followups",
     "privacy",
-    "accounts",
+    "staff",
     "lessons",
     "safeguarding",
     "demo",
 )
 # LOG_FORMAT: "plain" (a readable line, the default) or "json" (one object per line, for a log
 # collector). Every line carries the id of the request or task it belongs to; secrets are
-# masked (portal/log_format.py). django.request logs each 500 with its traceback;
+# masked (ops/log_format.py). django.request logs each 500 with its traceback;
 # django_tasks logs each task a worker runs.
 LOG_FORMAT = env("LOG_FORMAT", default="plain")
 if LOG_FORMAT not in ("plain", "json"):
@@ -309,10 +319,10 @@ if LOG_FORMAT not in ("plain", "json"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "portal.request_context.RequestIdLogFilter"}},
+    "filters": {"request_id": {"()": "ops.request_context.RequestIdLogFilter"}},
     "formatters": {
-        "plain": {"()": "portal.log_format.PlainFormatter"},
-        "json": {"()": "portal.log_format.JsonFormatter"},
+        "plain": {"()": "ops.log_format.PlainFormatter"},
+        "json": {"()": "ops.log_format.JsonFormatter"},
     },
     "handlers": {
         "console": {
@@ -331,7 +341,7 @@ LOGGING = {
     },
 }
 
-# Observability (portal/request_context.py, portal/health.py, portal/metrics.py).
+# Observability (ops/request_context.py, ops/health.py, ops/metrics.py).
 # X-Request-ID is taken from a request only when its nearest peer (REMOTE_ADDR) lies in one of
 # these ranges, e.g. "127.0.0.1/32" for an nginx on the same machine; otherwise an id is made.
 REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
@@ -473,5 +483,5 @@ ALERT_EMAIL_RETRY_BASE = env.int("ALERT_EMAIL_RETRY_BASE", default=30)
 # A follow-up item opened for a learner who needs help is due this many days later.
 FOLLOW_UP_DUE_DAYS = env.int("FOLLOW_UP_DUE_DAYS", default=7)
 
-# Backups (`make backup`, `make restore`; portal/backups.py): PostgreSQL dumps go here.
+# Backups (`make backup`, `make restore`; ops/backups.py): PostgreSQL dumps go here.
 BACKUP_DIR = env.path("BACKUP_DIR", default=BASE_DIR / "backups")

@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from accounts.forms import SignInForm
 from portal import views
-from portal.forms import SignInForm
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -17,9 +17,9 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
-    path("", include("accounts.urls")),
+    path("", include("staff.urls")),
     path("", include("dashboard.urls")),
-    path("classes/", include("learners.group_urls")),
+    path("classes/", include("classes.urls")),
     path("", include("lessons.urls")),
     path("follow-ups/", include("followups.urls")),
     path("learners/", include("imports.urls")),

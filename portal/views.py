@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from portal.access import is_staff_member, learner_for
+from accounts.access import is_staff_member, learner_for
 
 
 def home(request: HttpRequest) -> HttpResponse:

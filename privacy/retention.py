@@ -13,9 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from portal.models import PartnerSettings
 from privacy.selectors import hold_of, learners_past_retention
 from privacy.services import ErasureDeferred, learner_erase
+from schools.models import PartnerSettings
 
 logger = logging.getLogger(__name__)
 

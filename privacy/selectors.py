@@ -15,11 +15,12 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
+from classes.models import GroupMembership
 from followups.models import FollowUp
-from learners.models import GroupMembership, Learner
-from portal.models import PartnerSettings
+from learners.models import Learner
 from privacy.models import RecordsHold
 from safeguarding.models import Alert
+from schools.models import PartnerSettings
 
 # The age until which a safeguarding concern keeps a learner's records.
 HOLD_UNTIL_AGE = 25

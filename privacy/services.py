@@ -30,7 +30,7 @@ from audit.services import audit_record
 from followups.services import followups_export, followups_forget_learner
 from imports.services import import_rows_forget
 from learners.models import Learner
-from portal.upstream import text_to_store
+from partner_api.upstream import text_to_store
 from privacy.models import RecordsHold
 from privacy.selectors import hold_of
 from safeguarding.models import Alert
@@ -47,7 +47,7 @@ UPSTREAM_COPY_NOTE = gettext_lazy(
     "the portal cannot delete or export it (the service offers no way to)."
 )
 # Stored as the attempt's last problem in the source language, translated when shown
-# (portal.upstream.text_to_store).
+# (partner_api.upstream.text_to_store).
 STOPPED_BY_ERASURE = gettext_lazy("Not finished: the learner's personal data was erased first.")
 
 

@@ -7,10 +7,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
+from accounts.access import learner_required, whole_school_required, whole_school_results_required
+from kit.addresses import client_address
 from learners.models import Learner, Level
-from portal.access import learner_required, whole_school_required, whole_school_results_required
-from portal.addresses import client_address
-from portal.models import PartnerSettings
 from privacy.forms import RecordsHoldForm
 from privacy.selectors import HOLD_UNTIL_AGE, hold_of, learner_contact
 from privacy.services import (
@@ -20,6 +19,7 @@ from privacy.services import (
     records_hold_lift,
     records_hold_place,
 )
+from schools.models import PartnerSettings
 
 # The name of the confirmation page's submit button: a POST without it (a stray or replayed
 # request, a script) only shows the page again.

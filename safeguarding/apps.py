@@ -7,8 +7,8 @@ class SafeguardingConfig(AppConfig):
     verbose_name = _("Safeguarding alerts")
 
     def ready(self) -> None:
+        from accounts.signals import safeguarding_role_granted
         from assessments.signals import result_stored
-        from portal.signals import safeguarding_role_granted
         from safeguarding.receivers import (
             raise_alert_on_result_stored,
             send_test_alert_on_role_granted,

@@ -9,17 +9,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.access import safeguarding_leads
+from accounts.models import StaffRole
 from assessments.concern import Concern, concern_of_result
 from assessments.models import AssessmentResult
 from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.services import followup_open_for_learner_request, followup_open_for_result
 from learners.models import Learner
-from portal.access import safeguarding_leads
-from portal.models import PartnerSettings, StaffRole
 from safeguarding.hours import school_deadline
 from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
 from safeguarding.tasks import enqueue_alert_email, enqueue_escalation
+from schools.models import PartnerSettings
 
 logger = logging.getLogger(__name__)
 

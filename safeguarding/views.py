@@ -6,14 +6,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from accounts.access import learner_required, safeguarding_required
 from assessments.learner_results import helplines
+from kit.addresses import client_address
 from learners.models import Level
-from portal.access import learner_required, safeguarding_required
-from portal.addresses import client_address
-from portal.models import PartnerSettings
 from safeguarding.models import Alert
 from safeguarding.selectors import alerts_for_list
 from safeguarding.services import alert_acknowledge, alert_raise_for_request
+from schools.models import PartnerSettings
 
 
 @safeguarding_required

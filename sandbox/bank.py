@@ -24,7 +24,7 @@ FOCUS_AREAS: tuple[str, ...] = (
 )
 
 # The small, closed set of icon names the sandbox sends in `Icon`. They are all names the
-# portal already knows (portal/icons.py), so every answer shows its symbol out of the box.
+# portal already knows (kit/icons.py), so every answer shows its symbol out of the box.
 # They are neutral marks of degree (an empty to a full circle), never praise or blame: on a
 # question where agreeing is a sign of need, "Very like me" must not wear a star.
 ICON_NAMES: tuple[str, ...] = (

@@ -28,7 +28,7 @@ def make_last_resort_pages_reachable(monkeypatch) -> None:
     # "Check for results" meets an upstream failure no view expects (the 503 page), and "Try
     # sending them now" crashes (the 500 page). Patched where the views look them up.
     from assessments import delivery
-    from portal.partner_api import PartnerApiServerError
+    from partner_api import PartnerApiServerError
 
     def refuse(**kwargs):
         raise PartnerApiServerError("results", status=500)

@@ -6,14 +6,14 @@ from django.core.cache import cache
 
 from assessments import page_markup
 from learners.models import Learner
-from portal.partner_api import (
+from partner_api import (
     add_call_listener,
     add_circuit_listener,
     remove_call_listener,
     remove_circuit_listener,
     reset_circuit_breakers,
 )
-from portal.upstream import publish_circuit_change, record_failed_call
+from partner_api.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
 from tests.factories import PASSWORD, make_dsl_on_duty, make_learner, make_staff
@@ -72,7 +72,7 @@ DB_FIXTURES = ("db", "transactional_db", "django_db_reset_sequences", "live_serv
 def safeguarding_lead_on_duty(request):
     """Every test with a database has a DSL with an email address, as every real partner must.
 
-    Assessments cannot start without one (portal.access.safeguarding_ready); a test of that
+    Assessments cannot start without one (accounts.access.safeguarding_ready); a test of that
     rule marks itself `no_dsl`.
     """
     wants_db = request.node.get_closest_marker("django_db") or any(

@@ -11,17 +11,19 @@ from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from accounts.forms import PartnerSettingsForm
+from accounts.access import STAFF_GROUP
+from accounts.models import SignInLock, StaffProfile, StaffRole
 from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from assessments.signals import result_stored
+from classes.models import GroupMembership, GroupStaff, SchoolGroup
 from dashboard.cohort import cohort_refresh
 from followups.models import FollowUp
 from imports.models import ImportJob, ImportRow
-from learners.models import GroupMembership, GroupStaff, Learner, Level, SchoolGroup
-from portal.access import STAFF_GROUP
-from portal.models import PartnerSettings, SignInLock, StaffProfile, StaffRole
-from portal.partner_api import Answer, Question
+from learners.models import Learner, Level
+from partner_api import Answer, Question
+from schools.models import PartnerSettings
+from staff.forms import PartnerSettingsForm
 
 State = AssessmentAttempt.State
 

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from portal.log_format import JsonFormatter, PlainFormatter
+from ops.log_format import JsonFormatter, PlainFormatter
 
 
 class ConsoleOutput:

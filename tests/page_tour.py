@@ -5,11 +5,12 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from accounts.models import StaffRole
+from classes.models import GroupMembership
 from imports.services import import_job_create_from_csv
-from learners.models import GroupMembership, Level
+from learners.models import Level
 from lessons.models import CardRefusal, CardSession, SignInCard
 from lessons.services import group_cards_print, window_open
-from portal.models import StaffRole
 from tests.browsing import browser_sign_in, fill_date
 from tests.factories import (
     GOOD_PASSWORD,

@@ -12,17 +12,18 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.access import STAFF_GROUP
+from accounts.models import SignInLock, StaffRole
 from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from classes.models import SchoolGroup
 from followups.models import FollowUp
 from followups.services import followup_open_for_result
 from imports.models import ImportJob
-from learners.models import Learner, SchoolGroup
+from learners.models import Learner
 from lessons.models import CardSession, SignInCard, SignInWindow
 from lessons.services import learner_card_print
-from portal.access import STAFF_GROUP
-from portal.models import SignInLock, StaffRole
-from portal.partner_api import Answer, Question
+from partner_api import Answer, Question
 from safeguarding.models import Alert
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
@@ -260,16 +261,16 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "classes:add_learners": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_CLASS)},
     "classes:remove_learner": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_CLASS)},
     # Staff accounts and the partner's settings: admins only.
-    "accounts:staff_list": {"GET": admins_only(OK), "POST": admins_only(OK)},
-    "accounts:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
-    "accounts:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "staff:staff_list": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "staff:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "staff:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
     # An empty POST shows the form again: the helplines learners are shown may not be emptied.
     # A POST that leaves fields out keeps them as they were: it saves, and comes back.
-    "accounts:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
-    "accounts:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "staff:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
+    "staff:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Staff lift the lock of a learner they see (a second lift says it has ended), then come
     # back; a GET is refused before any lookup, so it reveals nothing.
-    "accounts:sign_in_lock_lift": {
+    "staff:sign_in_lock_lift": {
         "GET": everyone_on_staff(NOT_ALLOWED),
         "POST": staff_row(admin=TO_LOCKS, teacher=TO_LOCKS, head_of_year=TO_LOCKS, dsl=TO_LOCKS),
     },
@@ -473,12 +474,12 @@ def object_pk(name: str, owner: Learner) -> int:
             .get()
             .pk
         )
-    if name.startswith("accounts:staff"):
+    if name.startswith("staff:staff"):
         # Staff accounts belong to the partner: every role tries the same one.
         return User.objects.get(username="tara.teacher").pk
     if name.startswith("followups:"):
         return FollowUp.objects.get(learner=owner, source=FollowUp.Source.RESULT).pk
-    if name.startswith("accounts:sign_in_lock"):
+    if name.startswith("staff:sign_in_lock"):
         # A sign-in lock on the owner's account, as the throttle records one.
         return SignInLock.objects.get_or_create(
             user=owner.user,

@@ -177,8 +177,8 @@ def test_further_pages_and_states_pass_axe(browser, live_server, staff, learner,
 
     from django.utils import timezone
 
-    from portal.models import UpstreamHealth
-    from portal.partner_api import get_client
+    from partner_api import get_client
+    from partner_api.models import UpstreamHealth
 
     make_result(make_attempt(learner, assessment_id=42, state="submitted"))
     make_attempt(learner, assessment_id=43, state="submitted")
@@ -323,7 +323,7 @@ def test_sign_in_states_and_error_pages_pass_axe(browser, live_server, learner, 
     from django.contrib.auth.models import User
     from django.contrib.sessions.backends.db import SessionStore
 
-    from portal.middleware import LAST_ACTIVITY_SESSION_KEY
+    from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 
     base = live_server.url
     context = browser.new_context(viewport=viewport)
@@ -546,7 +546,7 @@ def test_more_staff_states_pass_axe(browser, live_server, staff, learner, upstre
     from assessments.models import AssessmentAttempt
     from followups.models import FollowUp
     from learners.models import Level
-    from portal.models import UpstreamFailure
+    from partner_api.models import UpstreamFailure
 
     base = live_server.url
     page = sign_in(browser, live_server, staff, viewport)
@@ -743,7 +743,7 @@ NOT_A_PAGE = {
     "operations_retry": "POST only; redirects to the operations page (checked)",
     "classes:add_learners": "POST only; redirects to the class page (checked with a search)",
     "classes:remove_learner": "POST only; redirects to the class page (checked)",
-    "accounts:sign_in_lock_lift": "POST only; redirects to the sign-in locks page (checked)",
+    "staff:sign_in_lock_lift": "POST only; redirects to the sign-in locks page (checked)",
     "lessons:sign_in_open": "POST only; redirects to the class page (checked in a lesson)",
     "lessons:sign_in_close": "POST only; redirects to the class page (checked closed)",
     "lessons:session_end": "POST only; redirects to the class page (checked in a lesson)",

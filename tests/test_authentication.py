@@ -15,10 +15,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import auth
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
+from accounts.models import SignInLock
 from audit.models import AuditEvent
-from portal import auth
-from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from portal.models import SignInLock
 from tests.factories import PASSWORD, make_learner
 
 LOGIN = "/accounts/login/"
@@ -253,6 +253,30 @@ def test_the_validators_refuse_short_common_numeric_and_look_alike_passwords(lea
 
 def test_the_validators_accept_a_password_of_eight_characters(learner):
     validate_password("Kx7-mq2z", user=learner.user)
+
+
+def test_a_session_signed_in_before_the_backend_moved_stays_signed_in(client, learner):
+    """Sessions name their backend by path; the old path (portal.auth) still reads the user."""
+    sign_in(client, "lee.learner", PASSWORD)
+    session = client.session
+    assert session["_auth_user_backend"] == "accounts.auth.CaseInsensitiveModelBackend"
+    session["_auth_user_backend"] = "portal.auth.CaseInsensitiveModelBackend"
+    session.save()
+
+    response = client.get("/me/")
+
+    assert response.status_code == 200
+    assert response.wsgi_request.user == learner.user
+
+
+def test_the_old_backend_path_signs_no_one_in_and_counts_a_failure_once(client, learner):
+    """A wrong password is checked by one backend only: five failures still lock, not three."""
+    for _ in range(4):
+        sign_in(client, "lee.learner", "wrong-password")
+    response = sign_in(client, "lee.learner", PASSWORD)
+
+    assert response.status_code == 302  # four failures: the account is still open
+    assert response.wsgi_request.user == learner.user
 
 
 # Idle sessions.

@@ -6,9 +6,9 @@ import time
 import pytest
 from django.test import Client
 
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from assessments.models import AssessmentAttempt
 from assessments.taking import PageQuestion, question_pages
-from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from tests.browsing import browser_sign_in
 from tests.journeys import LEARNER_PASSWORD, attempt_url, register_pupil
 

@@ -26,7 +26,7 @@ import pytest
 import responses
 
 from assessments.models import AssessmentAttempt, AssessmentResult
-from portal.sanitize import sanitize_html
+from kit.sanitize import sanitize_html
 from tests.factories import PASSWORD, make_learner
 from tests.hostile import HOSTILE
 

@@ -14,6 +14,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from accounts.usernames import username_normal_form
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt, password_encrypt
@@ -22,8 +23,7 @@ from imports.run import import_job_run
 from imports.services import import_job_create_from_csv
 from learners.models import Learner, Level
 from learners.registration import registration_failure
-from portal.partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
-from portal.usernames import username_normal_form
+from partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
 from tests.browsing import browser_sign_in
 from tests.factories import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
 from tests.workers import run_db_worker
@@ -695,7 +695,7 @@ def test_a_corrected_file_from_a_preview_confirmed_meanwhile_leaves_it_alone(sta
 
 @pytest.mark.django_db(transaction=True)
 def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream, settings):
-    from portal.partner_api import PartnerApiClient
+    from partner_api import PartnerApiClient
 
     settings.IMPORT_CONCURRENCY = 2
     upstream.state.faults.add_spec("create-learner=latency:ms=100")

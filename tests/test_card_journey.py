@@ -15,10 +15,11 @@ import pytest
 from django.core.servers.basehttp import WSGIRequestHandler
 from django.test.testcases import QuietWSGIRequestHandler
 
+from accounts.models import StaffRole
 from learners.models import Level
 from lessons.card_secrets import code_display, unseal
 from lessons.models import SignInCard
-from portal.models import PartnerSettings, StaffRole
+from schools.models import PartnerSettings
 from tests.browsing import browser_sign_in
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.fake_camera import chromium_with_camera, write_y4m

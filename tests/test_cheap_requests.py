@@ -11,12 +11,12 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from assessments.models import AssessmentAttempt
-from learners.groups import group_learner_remove, group_learners_add
-from portal import user_cache
-from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from portal.models import PARTNER_SETTINGS_KEY, PartnerSettings
+from classes.services import group_learner_remove, group_learners_add
+from kit import row_cache
 from privacy.services import learner_erase
+from schools.models import PARTNER_SETTINGS_KEY, PartnerSettings
 from tests.factories import make_attempt, make_group, make_result
 from tests.journeys import page_url
 
@@ -26,7 +26,7 @@ PRIVACY = "/me/privacy/"
 @pytest.fixture
 def production_cache(settings):
     """The settings a shared cache brings (portal/settings.py): cached_db sessions, cached user."""
-    settings.SESSION_ENGINE = "portal.sessions"
+    settings.SESSION_ENGINE = "accounts.sessions"
     settings.ROW_CACHE_SECONDS = 300
     settings.UPSTREAM_HEALTH_CACHE_SECONDS = 2
 
@@ -168,7 +168,7 @@ def test_a_learner_marked_no_longer_registered_loses_the_learner_pages(signed_in
 
 @pytest.mark.django_db
 def test_the_partners_settings_are_read_once_and_fresh_after_a_change(production_cache):
-    from portal.models import PartnerSettings
+    from schools.models import PartnerSettings
 
     PartnerSettings.current()
     with CaptureQueriesContext(connection) as captured:
@@ -213,7 +213,7 @@ def test_the_partners_choice_to_hide_results_reaches_every_process_within_moment
     make_result(attempt)
     url = f"/me/assessments/{attempt.assessment_id}/results/"
     clock = [1000.0]
-    monkeypatch.setattr(user_cache.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(row_cache.time, "monotonic", lambda: clock[0])
     hidden = "Your answers have been received"
     assert hidden not in signed_in.get(url).content.decode()
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from portal.csv_export import spreadsheet_safe
+from kit.csv_export import spreadsheet_safe
 
 
 @pytest.mark.parametrize(

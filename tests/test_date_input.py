@@ -11,9 +11,9 @@ from django import forms
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from kit.date_fields import DatePartsField
 from learners.forms import LearnerRegistrationForm
 from learners.models import Learner
-from portal.date_fields import DatePartsField
 from tests.factories import SLEEP, VALID, flagged
 
 REGISTRATION = {name: value for name, value in VALID.items() if name != "dob"}

@@ -58,7 +58,7 @@ FAULT_OPTIONS: dict[str, dict[str, Any]] = {
 }
 SHORT_TIMEOUT = (1.0, 0.5)
 
-# What the person is told, by fault (one wording for every page: portal/upstream.py).
+# What the person is told, by fault (one wording for every page: partner_api/upstream.py).
 UNREACHABLE = "could not be reached or did not answer in time"
 BUSY = "busy right now"
 INTERNAL = "had an internal error"

@@ -8,8 +8,8 @@ from django.test import Client
 from django.utils.html import escape
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
+from kit.numbers import number_text
 from learners.models import Learner
-from portal.numbers import number_text
 
 RADIO = re.compile(r'<input type="radio" name="(q\d+)" id="[^"]+" value="([^"]+)"')
 LEARNER_PASSWORD = "Tidy-Desk-Mornings-42"

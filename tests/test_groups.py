@@ -5,10 +5,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.html import escape
 
+from accounts.models import StaffRole
 from audit.models import AuditEvent
+from classes.models import GroupMembership, SchoolGroup, current_academic_year
 from imports.models import ImportJob
-from learners.models import GroupMembership, Learner, Level, SchoolGroup, current_academic_year
-from portal.models import StaffRole
+from learners.models import Learner, Level
 from tests.factories import (
     HEADER,
     make_group,

@@ -26,8 +26,8 @@ from assessments.models import (
     fit,
     needs_help_flagged,
 )
-from portal.icons import KNOWN_ICONS
-from portal.models import PartnerSettings
+from kit.icons import KNOWN_ICONS
+from schools.models import PartnerSettings
 from tests.factories import make_dsl_on_duty
 from tests.hostile import HOSTILE, assert_no_active_content
 
@@ -195,7 +195,7 @@ OWN_SCRIPT = re.compile(
     r'<script src="/static/[^"<>]+"(?: (?:defer|async|nonce="[^"<>]*"|type="module"))*></script>'
 )
 
-# The portal's own charts (portal/charts.py): inline SVG drawn from numbers and escaped
+# The portal's own charts (kit/charts.py): inline SVG drawn from numbers and escaped
 # labels. Each is checked to hold only drawing elements, then set aside like own scripts.
 OWN_CHART = re.compile(r'<svg class="chart[^"<>]*"[^<>]*>.*?</svg>', re.S)
 CHART_TAGS = {"svg", "title", "desc", "g", "rect", "text", "tspan", "line", "polyline", "circle"}

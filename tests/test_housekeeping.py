@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from portal.models import UpstreamFailure
+from partner_api.models import UpstreamFailure
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from django.test import Client
 from django.utils import timezone, translation
 from django.utils.formats import date_format
 
+from accounts.models import StaffRole
 from imports.models import ImportJob, ImportRow
 from imports.services import import_job_create_from_csv, import_job_discard
-from portal.models import StaffRole
 from tests.factories import HEADER, good_rows, make_staff, mid_way, upload_file
 
 

@@ -9,11 +9,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
 from assessments.taking import question_pages
-from learners.models import Level, SchoolGroup
+from classes.models import SchoolGroup
+from learners.models import Level
 from lessons.services import group_cards_print
-from portal.models import StaffRole
 from tests.factories import (
     PASSWORD,
     cohort_learner,

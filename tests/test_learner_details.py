@@ -8,11 +8,11 @@ import responses
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
+from accounts.models import StaffRole
 from audit.models import AuditEvent
 from dashboard.models import CohortResult
 from learners.models import Learner, Level
 from learners.services import learner_details_change
-from portal.models import StaffRole
 from privacy.services import learner_erase
 from tests.factories import completed, make_group, make_staff, put_in_group
 

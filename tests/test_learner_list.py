@@ -6,10 +6,10 @@ import io
 import pytest
 from django.test import Client
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
 from audit.models import AuditEvent
 from learners.models import Level
-from portal.models import StaffRole
 from tests.factories import attempt, cohort_learner, completed, make_group, make_staff, put_in_group
 
 State = AssessmentAttempt.State

@@ -8,12 +8,13 @@ from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from assessments.delivery import attempt_deliver
 from assessments.learner_results import WORDING_BY_LEVEL
 from assessments.models import AssessmentAttempt
-from learners.models import GroupMembership, Learner, Level
-from portal.middleware import LAST_ACTIVITY_SESSION_KEY
-from portal.models import PartnerSettings
+from classes.models import GroupMembership
+from learners.models import Learner, Level
+from schools.models import PartnerSettings
 from tests.browsing import browser_sign_in, violations
 from tests.factories import at, make_attempt, make_group, make_result, put_in_group
 from tests.journeys import LEARNER_PASSWORD, attempt_url, ready_to_send, register_pupil

@@ -114,7 +114,7 @@ WORKER = textwrap.dedent(
     """
     import django
     django.setup()
-    from portal import metrics
+    from ops import metrics
     for _ in range({count}):
         metrics.observe_request("/me/", "GET", 200, 0.02)
     metrics.REQUESTS_IN_PROGRESS.inc()

@@ -166,3 +166,111 @@ def test_usernames_take_their_normal_form_and_collisions_are_reported_unchanged(
     report = "Usernames that now collide (left unchanged, rename one): ALICE, Alice, alice"
     assert report in capsys.readouterr().out
     assert report in caplog.text
+
+
+# The last migrations before staff identity, the school's settings, the client's records and
+# classes moved out of the portal and learners apps (issue 26).
+BEFORE_THE_ROOMS = [
+    ("portal", "0006_safeguarding_and_results_settings"),
+    ("learners", "0010_group_contact"),
+    ("lessons", "0001_initial"),
+]
+NEW_ROOMS = ("accounts", "schools", "partner_api", "classes")
+MOVED_TO = {
+    ("portal", "staffprofile"): "accounts",
+    ("portal", "signinlock"): "accounts",
+    ("portal", "partnersettings"): "schools",
+    ("portal", "upstreamfailure"): "partner_api",
+    ("portal", "upstreamhealth"): "partner_api",
+    ("learners", "schoolgroup"): "classes",
+    ("learners", "groupstaff"): "classes",
+    ("learners", "groupmembership"): "classes",
+}
+
+
+@pytest.fixture
+def before_the_rooms(transactional_db):
+    """The test database as it was before the move of issue 26, and its models then."""
+    executor = MigrationExecutor(connection)
+    moved_apps = {app for app, _name in BEFORE_THE_ROOMS} | set(NEW_ROOMS)
+    before = [
+        node for node in executor.loader.graph.leaf_nodes() if node[0] not in moved_apps
+    ] + BEFORE_THE_ROOMS
+    executor.migrate([*before, *((app, None) for app in NEW_ROOMS)])
+    yield MigrationExecutor(connection).loader.project_state(before).apps
+    migrate_to_latest()
+
+
+def test_the_move_into_rooms_keeps_every_row_content_type_and_permission(before_the_rooms):
+    from accounts.models import SignInLock, StaffProfile
+    from classes.models import GroupMembership, GroupStaff, SchoolGroup
+    from lessons.models import SignInWindow
+    from partner_api.models import UpstreamFailure, UpstreamHealth
+    from schools.models import PartnerSettings
+
+    old = before_the_rooms
+    User = old.get_model("auth", "User")
+    Permission = old.get_model("auth", "Permission")
+    OldType = old.get_model("contenttypes", "ContentType")
+    now = timezone.now()
+    teacher = User.objects.create(username="tess.teacher")
+    pupil = User.objects.create(username="amira.k")
+    learner = old.get_model("learners", "Learner").objects.create(
+        user=pupil, username="amira.k", upstream_user_id="u-amira", status="active"
+    )
+    profile = old.get_model("portal", "StaffProfile").objects.create(user=teacher, role="teacher")
+    lock = old.get_model("portal", "SignInLock").objects.create(
+        kind="account", user=pupil, scope_ref="k-1", locked_until=now + timedelta(minutes=15)
+    )
+    old.get_model("portal", "PartnerSettings").objects.create(
+        pk=1, teachers_see_results=True, retention_years=7
+    )
+    failure = old.get_model("portal", "UpstreamFailure").objects.create(
+        endpoint="submit", method="POST", outcome="timeout", status=504, at=now
+    )
+    health = old.get_model("portal", "UpstreamHealth").objects.create(
+        base_url="http://upstream.test", unavailable_until=now
+    )
+    group = old.get_model("learners", "SchoolGroup").objects.create(
+        name="7B", kind="class", level="LOA_PARTNER_LEVEL2", academic_year="2026/27"
+    )
+    link = old.get_model("learners", "GroupStaff").objects.create(group=group, user=teacher)
+    membership = old.get_model("learners", "GroupMembership").objects.create(
+        group=group, learner=learner, joined_at=now
+    )
+    window = old.get_model("lessons", "SignInWindow").objects.create(
+        group=group, opened_by=teacher, closes_at=now + timedelta(minutes=30)
+    )
+    # A permission granted on each moved model, by its content type of before the move.
+    old_types = {
+        key: OldType.objects.get_or_create(app_label=key[0], model=key[1])[0] for key in MOVED_TO
+    }
+    for (_app, model), content_type in old_types.items():
+        permission, _ = Permission.objects.get_or_create(
+            content_type=content_type, codename=f"change_{model}", defaults={"name": model}
+        )
+        User.objects.get(pk=teacher.pk).user_permissions.add(permission)
+
+    migrate_to_latest()
+
+    assert StaffProfile.objects.get(pk=profile.pk).user.username == "tess.teacher"
+    moved_lock = SignInLock.objects.get(pk=lock.pk)
+    assert (moved_lock.kind, moved_lock.user.username) == ("account", "amira.k")
+    settings_row = PartnerSettings.objects.get(pk=1)
+    assert (settings_row.teachers_see_results, settings_row.retention_years) == (True, 7)
+    assert UpstreamFailure.objects.get(pk=failure.pk).status == 504
+    assert UpstreamHealth.objects.get(pk=health.pk).base_url == "http://upstream.test"
+    moved_group = SchoolGroup.objects.get(pk=group.pk)
+    assert (moved_group.name, moved_group.academic_year) == ("7B", "2026/27")
+    assert GroupStaff.objects.get(pk=link.pk).user.username == "tess.teacher"
+    moved_membership = GroupMembership.objects.get(pk=membership.pk)
+    assert moved_membership.learner.upstream_user_id == "u-amira" and moved_membership.is_current
+    assert SignInWindow.objects.get(pk=window.pk).group == moved_group
+    # Each content type now names the model's new app; the permissions granted on it follow.
+    for (app, model), new_app in MOVED_TO.items():
+        content_type = ContentType.objects.get(pk=old_types[(app, model)].pk)
+        assert (content_type.app_label, content_type.model) == (new_app, model)
+        assert not ContentType.objects.filter(app_label=app, model=model).exists()
+    teacher_now = type(moved_lock.user).objects.get(pk=teacher.pk)
+    granted = {f"{new_app}.change_{model}" for (_app, model), new_app in MOVED_TO.items()}
+    assert granted <= teacher_now.get_all_permissions()

@@ -8,7 +8,7 @@ import pytest
 from django.template import Context, Template
 
 from dashboard.disclosure import protect
-from portal.numbers import number_text
+from kit.numbers import number_text
 from tests.factories import cohort_learner, completed, make_attempt, make_result
 
 

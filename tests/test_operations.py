@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from assessments.models import AssessmentAttempt
-from portal.models import UpstreamFailure
+from partner_api.models import UpstreamFailure
 from tests.journeys import attempt_url, ready_to_send, register_pupil
 
 State = AssessmentAttempt.State
@@ -86,7 +86,7 @@ def test_the_time_to_try_again_is_rounded_up_to_a_plain_wait(seconds, said):
 
     from django.utils import timezone
 
-    from portal.upstream import try_again_in
+    from partner_api.upstream import try_again_in
 
     until = timezone.now() + timedelta(seconds=seconds)
     assert try_again_in(until) == f"Try again in about {said}."
@@ -178,8 +178,8 @@ def test_the_banner_shows_when_another_process_found_the_service_down(client, pu
 
     from django.utils import timezone
 
-    from portal.models import UpstreamHealth
-    from portal.partner_api import get_client
+    from partner_api import get_client
+    from partner_api.models import UpstreamHealth
 
     # As the worker would publish it after its circuit opened.
     UpstreamHealth.objects.update_or_create(
@@ -196,8 +196,8 @@ def test_the_banner_shows_when_another_process_found_the_service_down(client, pu
 def test_an_opened_circuit_is_published_for_other_processes_and_cleared_on_recovery(
     client, pupil, upstream, breaker, settings
 ):
-    from portal.models import UpstreamHealth
-    from portal.partner_api import reset_circuit_breakers
+    from partner_api import reset_circuit_breakers
+    from partner_api.models import UpstreamHealth
 
     upstream.state.faults.add("next-assessment", "503", times=2)
     client.force_login(pupil.user)
@@ -226,8 +226,8 @@ def test_the_banner_reads_what_other_processes_published_at_most_every_few_secon
     from django.core.cache import cache
     from django.utils import timezone
 
-    from portal.models import UpstreamHealth
-    from portal.partner_api import get_client
+    from partner_api import get_client
+    from partner_api.models import UpstreamHealth
 
     settings.UPSTREAM_HEALTH_CACHE_SECONDS = 2
     client.force_login(pupil.user)

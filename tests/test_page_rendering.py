@@ -4,10 +4,10 @@ import pytest
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from assessments import page_markup
 from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AttemptAnswer
-from portal.middleware import LAST_ACTIVITY_SESSION_KEY
 from tests.factories import make_attempt, make_result, question
 from tests.journeys import page_url
 

@@ -13,7 +13,7 @@ import requests
 import responses
 from responses import matchers
 
-from portal.partner_api import (
+from partner_api import (
     Answer,
     AssessmentContent,
     AssessmentResults,
@@ -904,13 +904,13 @@ def test_it_logs_one_line_per_call(
 ) -> None:
     upstream.get(NEXT_URL, json=payload("next_assessment.json"), headers={"X-Request-Id": "r-1"})
     upstream.get(RESULTS_URL, body=requests.ReadTimeout())
-    caplog.set_level(logging.INFO, logger="portal.partner_api")
+    caplog.set_level(logging.INFO, logger="partner_api")
 
     client.next_assessment(LEARNER_ID)
     with pytest.raises(PartnerApiUnavailable):
         client.results(LEARNER_ID, 412)
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
     assert len(lines) == 2
     assert lines[0].startswith("partner API next-assessment GET -> 200 in ")
     assert lines[0].endswith(" ms (attempt 1/1, request id r-1)")
@@ -987,7 +987,7 @@ def test_only_the_transport_module_imports_requests_or_urllib3() -> None:
         if any(name.split(".")[0] in ("requests", "urllib3") for name in imported_modules(path))
     ]
 
-    assert importers == ["portal/partner_api/transport.py"]
+    assert importers == ["partner_api/transport.py"]
 
 
 def test_the_client_package_has_no_import_circle() -> None:

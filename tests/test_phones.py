@@ -123,7 +123,7 @@ def add_failures_and_reload(page) -> None:
     """Give the operations page failed calls to list, then show it again."""
     from django.utils import timezone
 
-    from portal.models import UpstreamFailure
+    from partner_api.models import UpstreamFailure
 
     now = timezone.now()
     UpstreamFailure.objects.bulk_create(

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import include, path
 from django.views.decorators.debug import sensitive_post_parameters
 
-from portal.models import StaffRole
+from accounts.models import StaffRole
 from tests.factories import make_staff
 from tests.log_capture import console_output
 
@@ -128,7 +128,7 @@ def test_every_upstream_call_line_carries_the_request_id(client, learner, upstre
     client.force_login(learner.user)
     with console_output() as output:
         response = client.post("/me/start/")  # asks the upstream for the next assessment
-    calls = output.lines_of("portal.partner_api")
+    calls = output.lines_of("partner_api")
     assert calls, output.text
     assert {line["request_id"] for line in calls} == {response["X-Request-ID"]}
 

@@ -10,16 +10,17 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
 from audit.models import AuditEvent
 from dashboard.models import CohortResult
 from followups.models import FollowUp
 from learners.models import Learner
-from portal.models import PartnerSettings, StaffRole
 from privacy.models import RecordsHold
 from privacy.retention import records_sweep
 from privacy.services import records_hold_lift, records_hold_place
 from safeguarding.models import Alert
+from schools.models import PartnerSettings
 from tests.factories import (
     SLEEP,
     completed,

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
-from learners.models import SchoolGroup
-from portal.models import StaffRole
+from classes.models import SchoolGroup
 from tests.factories import attempt, cohort_learner, completed, make_group, make_staff, put_in_group
 
 ROLES = ["admin", "teacher_a", "teacher_b", "head_of_year", "dsl"]

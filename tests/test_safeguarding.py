@@ -10,18 +10,19 @@ from django.db import connections
 from django.test import Client
 from django.utils import timezone
 
-from accounts.staff import staff_add, staff_change
+from accounts.models import StaffRole
 from assessments import delivery
 from assessments.concern import value_key
 from assessments.models import AssessmentAttempt
 from audit.models import AuditEvent
 from followups.models import FollowUp
 from learners.models import Learner
-from portal.models import PartnerSettings, StaffRole
 from safeguarding.hours import school_deadline
 from safeguarding.mail import alert_email_send
 from safeguarding.models import Alert, AlertEmail
 from safeguarding.services import alert_acknowledge, alerts_escalate_due, alerts_sweep
+from schools.models import PartnerSettings
+from staff.services import staff_add, staff_change
 from tests.factories import DSL_ON_DUTY_EMAIL, PASSWORD, make_staff
 from tests.journeys import register_pupil
 from tests.safeguarding_support import finish_with_labels

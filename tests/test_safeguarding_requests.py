@@ -4,12 +4,12 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from accounts.staff import staff_add
+from accounts.models import StaffRole
 from audit.models import AuditEvent
 from followups.models import FollowUp
 from learners.models import Level
-from portal.models import StaffRole
 from safeguarding.models import Alert
+from staff.services import staff_add
 from tests.factories import PASSWORD, make_learner, make_staff
 from tests.journeys import register_pupil
 

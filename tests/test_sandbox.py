@@ -13,7 +13,7 @@ import pytest
 import requests
 from django.conf import settings
 
-from portal.icons import KNOWN_ICONS
+from kit.icons import KNOWN_ICONS
 from sandbox.bank import FOCUS_AREAS, GROUPS, ICON_NAMES, QUESTIONS, QUESTIONS_BY_ID
 from sandbox.management.commands.sandbox import _state_file
 from sandbox.server import DEMO_API_KEY, RunningSandbox, start_sandbox

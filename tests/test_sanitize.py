@@ -5,7 +5,7 @@ import re
 import pytest
 from bleach._vendor import html5lib
 
-from portal.sanitize import sanitize_html
+from kit.sanitize import sanitize_html
 from tests.hostile import (
     ALLOWED_SCHEMES,
     ALLOWED_TAGS,

@@ -9,14 +9,15 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from accounts.access import STAFF_GROUP, safeguarding_ready, staff_role
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
+from classes.models import SchoolGroup
 from dashboard.models import CohortResult
 from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
-from learners.models import Learner, Level, SchoolGroup
-from portal.access import STAFF_GROUP, safeguarding_ready, staff_role
-from portal.models import StaffRole
-from portal.partner_api import get_client
+from learners.models import Learner, Level
+from partner_api import get_client
 from safeguarding.models import Alert
 from tests.factories import make_learner, make_staff
 

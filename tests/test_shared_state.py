@@ -53,8 +53,8 @@ def test_a_sign_in_lock_reached_through_one_process_refuses_in_the_other(pupil):
 
 
 CALL_UPSTREAM = """
-from portal.partner_api import PartnerApiError, get_client
-from portal.upstream import upstream_available
+from partner_api import PartnerApiError, get_client
+from partner_api.upstream import upstream_available
 try:
     get_client().next_assessment("u-remy")
 except PartnerApiError as error:

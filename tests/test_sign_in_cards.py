@@ -10,6 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from audit.models import AuditEvent
 from learners.models import Level
@@ -17,7 +18,7 @@ from lessons.card_secrets import CODE_ALPHABET, CODE_LENGTH
 from lessons.devices import device_description
 from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
 from lessons.services import group_cards_print, window_open
-from portal.models import PartnerSettings, StaffRole
+from schools.models import PartnerSettings
 from tests.factories import (
     PASSWORD,
     make_attempt,

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.test import Client
 
+from accounts.models import SignInLock
 from audit.models import AuditEvent
-from portal.models import SignInLock
 from tests.factories import PASSWORD, make_staff
 
 LOCKS = "/sign-in-locks/"

@@ -7,10 +7,11 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from accounts.access import sees_results, staff_role
+from accounts.models import StaffRole
 from audit.models import AuditEvent
-from learners.models import SchoolGroup
-from portal.access import sees_results, staff_role
-from portal.models import PartnerSettings, StaffRole
+from classes.models import SchoolGroup
+from schools.models import PartnerSettings
 from tests.factories import (
     PASSWORD,
     completed,

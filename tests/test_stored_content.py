@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 from assessments.content import questions_from_json, questions_to_json
 from assessments.models import AssessmentAttempt
-from portal.partner_api import Answer, Question
+from partner_api import Answer, Question
 
 # As databases already hold it (written since the first release): it must not change.
 STORED = {

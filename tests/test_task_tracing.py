@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt
 from assessments.tasks import enqueue_results_fetch
-from portal.request_context import bound_request_id
+from ops.request_context import bound_request_id
 from tests.factories import make_attempt
 from tests.log_capture import console_output
 from tests.workers import db_worker_running
@@ -33,7 +33,7 @@ def test_a_task_run_at_once_logs_the_id_of_the_request_that_queued_it(learner, u
     attempt = submitted_attempt(learner)
     with console_output() as output, bound_request_id("req-from-a-page-42"):
         enqueue_results_fetch(attempt.pk)
-    task_lines = output.lines_of("assessments.delivery") + output.lines_of("portal.partner_api")
+    task_lines = output.lines_of("assessments.delivery") + output.lines_of("partner_api")
     assert task_lines, output.text
     assert {line["request_id"] for line in task_lines} == {"req-from-a-page-42"}
 
@@ -49,6 +49,6 @@ def test_a_worker_logs_the_id_of_the_request_that_queued_the_task(settings, lear
         while "partner_api" not in worker.output() and time.monotonic() < deadline:
             time.sleep(0.2)
         output = worker.output(last=20_000)
-    call_lines = [line for line in output.splitlines() if '"portal.partner_api"' in line]
+    call_lines = [line for line in output.splitlines() if '"partner_api"' in line]
     assert call_lines, output
     assert all('"request_id": "req-queued-by-page-7"' in line for line in call_lines), output

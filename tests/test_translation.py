@@ -26,7 +26,7 @@ from assessments.models import AssessmentAttempt
 from imports.models import ImportJob
 from imports.run import _thread
 from imports.services import import_job_create_from_csv
-from portal.models import UpstreamFailure
+from partner_api.models import UpstreamFailure
 from tests.factories import HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 

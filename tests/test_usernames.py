@@ -5,10 +5,10 @@ import responses
 from django.contrib.auth.models import User
 from django.test import Client
 
+from accounts.usernames import username_normal_form, username_problem
 from imports.models import ImportRow
 from imports.services import import_job_create_from_csv
 from learners.models import Learner
-from portal.usernames import username_normal_form, username_problem
 from tests.factories import GOOD_PASSWORD, HEADER, PASSWORD, VALID, make_learner, upload_file
 
 LOGIN = "/accounts/login/"

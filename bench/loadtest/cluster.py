@@ -98,7 +98,7 @@ class Cluster:
             "portal.wsgi:application",
             # The production settings file (no control socket that two instances would share,
             # metrics across workers); the flags below override its size and address.
-            "--config=portal/gunicorn.conf.py",
+            "--config=ops/gunicorn.conf.py",
             f"--bind=127.0.0.1:{port}",
             f"--workers={GUNICORN_WORKERS}",
             "--worker-class=gthread",

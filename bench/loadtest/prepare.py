@@ -63,9 +63,9 @@ def create_people(learners: int, staff: int) -> People:
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import Group, User
 
+    from accounts.access import STAFF_GROUP
+    from accounts.models import StaffProfile, StaffRole
     from learners.models import Learner, Level
-    from portal.access import STAFF_GROUP
-    from portal.models import StaffProfile, StaffRole
 
     encoded = make_password(PASSWORD)
     staff_group = Group.objects.get_or_create(name=STAFF_GROUP)[0]
@@ -98,7 +98,7 @@ def create_people(learners: int, staff: int) -> People:
 
 def _register_upstream(username: str) -> str:
     """Register one learner with the sandbox and return its upstream user id."""
-    from portal.partner_api import get_client
+    from partner_api import get_client
 
     created = get_client().create_learner(
         username=username, password=PASSWORD, dob=date(2010, 5, 17)

@@ -3,7 +3,7 @@
 import django.db.models.deletion
 import django.db.models.functions.text
 import django.utils.timezone
-import learners.models
+import classes.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
                 ('name', models.CharField(max_length=100, verbose_name='name')),
                 ('kind', models.CharField(choices=[('class', 'Teaching class'), ('tutor', 'Tutor group'), ('year', 'Year group')], default='class', max_length=8, verbose_name='kind')),
                 ('level', models.CharField(blank=True, choices=[('LOA_PARTNER_LEVEL1', 'Further education'), ('LOA_PARTNER_LEVEL2', 'Secondary'), ('LOA_PARTNER_LEVEL3', 'Primary')], max_length=32, verbose_name='level')),
-                ('academic_year', models.CharField(default=learners.models.current_academic_year, max_length=7, verbose_name='academic year')),
+                ('academic_year', models.CharField(default=classes.models.current_academic_year, max_length=7, verbose_name='academic year')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('staff', models.ManyToManyField(blank=True, related_name='school_groups', through='learners.GroupStaff', to=settings.AUTH_USER_MODEL)),
             ],

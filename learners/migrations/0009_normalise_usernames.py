@@ -2,7 +2,7 @@
 
 Registration used to keep a username as typed ("ＪＯＨＮ", "Émile") while sign-in normalised
 what was typed, so some accounts could never sign in and others were reached by a look-alike.
-From now on usernames are stored in normal form (portal/usernames.py). An account whose normal
+From now on usernames are stored in normal form (accounts/usernames.py). An account whose normal
 form is shared with another account is left as it is and reported: staff rename one of them
 (each still signs in with its name typed exactly).
 """
@@ -18,7 +18,7 @@ logger = logging.getLogger("learners.migrations")
 
 
 def normal_form(raw: str) -> str:
-    """portal.usernames.username_normal_form as it was when this migration was written."""
+    """accounts.usernames.username_normal_form as it was when this migration was written."""
     folded = unicodedata.normalize("NFKC", raw).casefold()
     return unicodedata.normalize("NFKC", folded).strip()
 

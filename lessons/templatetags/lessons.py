@@ -10,7 +10,7 @@ from lessons.access import learner_lesson_group, runs_lessons
 from lessons.forms import WindowOpenForm
 from lessons.selectors import roster_context
 from lessons.services import window_current
-from portal.models import PartnerSettings
+from schools.models import PartnerSettings
 
 register = template.Library()
 

@@ -14,11 +14,11 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, ngettext
 
-from portal.access import staff_name as staff_name_of
-from portal.icons import icon_symbol
-from portal.middleware import learner_seconds_left
-from portal.numbers import number_text
-from portal.upstream import FAILURE_MESSAGE_TAG, Outage, call_outcome_label
+from accounts.access import staff_name as staff_name_of
+from accounts.idle import learner_seconds_left
+from kit.icons import icon_symbol
+from kit.numbers import number_text
+from partner_api.upstream import FAILURE_MESSAGE_TAG, Outage, call_outcome_label
 
 register = template.Library()
 
@@ -139,7 +139,7 @@ def _learner_nav(language: str | None, script_prefix: str) -> SafeString:
 
 @register.filter
 def staff_name(user) -> str:
-    """Name a member of staff: full name, else username (portal.access.staff_name)."""
+    """Name a member of staff: full name, else username (accounts.access.staff_name)."""
     return staff_name_of(user)
 
 

@@ -3,9 +3,9 @@
 from django import template
 from django.utils import timezone
 
-from portal.access import sees_results
-from portal.models import PartnerSettings
+from accounts.access import sees_results
 from privacy.selectors import hold_of, kept_until
+from schools.models import PartnerSettings
 
 register = template.Library()
 

@@ -7,7 +7,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
-from portal.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
+from accounts.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
 from safeguarding.selectors import acknowledgement_times, leads_banner, unsent_alert_emails
 
 register = template.Library()

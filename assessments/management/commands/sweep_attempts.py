@@ -1,7 +1,7 @@
 """Re-queue pending deliveries and results fetches that are due, and unstick dead submissions."""
 
 from assessments.delivery import attempts_sweep
-from portal.management.sweep import SweepCommand
+from ops.sweep import SweepCommand
 
 
 class Command(SweepCommand):

@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
-from portal.access import STAFF_GROUP
-from portal.models import StaffProfile, StaffRole
+from accounts.access import STAFF_GROUP
+from accounts.models import StaffProfile, StaffRole
 from safeguarding.models import Alert
 from safeguarding.services import alert_acknowledge, alert_raise_test
 

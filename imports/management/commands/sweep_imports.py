@@ -1,7 +1,7 @@
 """Resume bulk registrations whose worker died, and delete what imports must not keep."""
 
 from imports.services import import_jobs_sweep
-from portal.management.sweep import SweepCommand
+from ops.sweep import SweepCommand
 
 
 class Command(SweepCommand):

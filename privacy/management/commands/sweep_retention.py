@@ -1,6 +1,6 @@
 """Erase the records of learners gone longer than the partner keeps them, unless held."""
 
-from portal.management.sweep import SweepCommand
+from ops.sweep import SweepCommand
 from privacy.retention import records_sweep
 
 

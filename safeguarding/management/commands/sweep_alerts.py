@@ -1,6 +1,6 @@
 """Escalate unacknowledged safeguarding alerts that are due, and queue unsent alert emails."""
 
-from portal.management.sweep import SweepCommand
+from ops.sweep import SweepCommand
 from safeguarding.services import alerts_sweep
 
 

@@ -1,0 +1,89 @@
+"""Staff identity: roles, and the sign-in locks the throttle sets."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy
+
+
+class StaffRole(models.TextChoices):
+    """What a member of staff may see and do (accounts.access says exactly what)."""
+
+    ADMIN = "admin", gettext_lazy("Partner admin")
+    TEACHER = "teacher", gettext_lazy("Teacher")
+    HEAD_OF_YEAR = "head_of_year", gettext_lazy("Head of Year (pastoral lead)")
+    DSL = "dsl", gettext_lazy("Designated safeguarding lead")
+    DEPUTY_DSL = "deputy_dsl", gettext_lazy("Deputy safeguarding lead")
+
+
+class StaffProfile(models.Model):
+    """A member of staff's role; which groups they work with is kept on the groups."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_profile"
+    )
+    role = models.CharField(max_length=20, choices=StaffRole.choices)
+
+    class Meta:
+        db_table = "portal_staffprofile"  # the table it had before it moved here
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_role_display()}"
+
+
+class SignInLockQuerySet(models.QuerySet):
+    def current(self) -> "SignInLockQuerySet":
+        """Return the locks still in force: not lifted, and not yet ended."""
+        return self.filter(lifted_at__isnull=True, locked_until__gt=timezone.now())
+
+
+class SignInLock(models.Model):
+    """A sign-in lock the throttle set (accounts.sign_in_throttle), kept for staff to see and lift.
+
+    The cache decides who is refused; this row says what was locked and until when. Locks on
+    usernames no account has get no row: the throttle treats them alike, and staff have no one
+    to let back in.
+    """
+
+    class Kind(models.TextChoices):
+        ACCOUNT = "account", gettext_lazy("The account, from every address")
+        ACCOUNT_ADDRESS = "account_address", gettext_lazy("The account, from one address")
+        ADDRESS = "address", gettext_lazy("Every account, from one address")
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="sign_in_locks",
+    )
+    address = models.GenericIPAddressField(null=True, blank=True)
+    # The throttle's cache key of the locked scope (keyed hashes only): lifting deletes it.
+    scope_ref = models.CharField(max_length=120, editable=False)
+    locked_until = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    lifted_at = models.DateTimeField(null=True, blank=True)
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    objects = SignInLockQuerySet.as_manager()
+
+    class Meta:
+        db_table = "portal_signinlock"  # the table it had before it moved here
+        ordering = ["locked_until", "id"]
+        indexes = [
+            models.Index(
+                fields=["locked_until"],
+                condition=models.Q(lifted_at__isnull=True),
+                name="sign_in_lock_current_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.user or self.address} until {self.locked_until}"

@@ -1,0 +1,170 @@
+"""Groups: creating and changing them, and moving learners and staff in and out (audited)."""
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from assessments.learner_results import forget_group_contacts
+from audit.models import AuditEvent
+from audit.services import audit_record
+from classes.models import GroupMembership, GroupStaff, SchoolGroup
+
+if TYPE_CHECKING:  # the learners app sits above classes: its type only, never loaded
+    from learners.models import Learner
+
+Action = AuditEvent.Action
+
+
+@transaction.atomic
+def group_create(
+    *,
+    name: str,
+    level: str,
+    kind: str = SchoolGroup.Kind.TEACHING_CLASS,
+    academic_year: str = "",
+    contact: str = "",
+    staff: Iterable[AbstractBaseUser] = (),
+    created_by: AbstractBaseUser | None,
+    address: str | None,
+) -> SchoolGroup:
+    """Create a group with its staff and record who did it."""
+    group = SchoolGroup(name=name, level=level, kind=kind, contact=contact)
+    if academic_year:
+        group.academic_year = academic_year
+    group.save()
+    staff = list(staff)
+    GroupStaff.objects.bulk_create(GroupStaff(group=group, user=user) for user in staff)
+    audit_record(
+        actor=created_by,
+        address=address,
+        action=Action.GROUP_CREATED,
+        group=group.pk,
+        name=group.name,
+        kind=group.kind,
+        level=group.level,
+        academic_year=group.academic_year,
+        contact=group.contact,
+        staff=sorted(user.get_username() for user in staff),
+    )
+    return group
+
+
+@transaction.atomic
+def group_update(
+    *,
+    group: SchoolGroup,
+    name: str,
+    level: str,
+    kind: str,
+    academic_year: str,
+    contact: str,
+    staff: Iterable[AbstractBaseUser],
+    changed_by: AbstractBaseUser | None,
+    address: str | None,
+) -> list[str]:
+    """Change a group's details and staff; return the names of what changed (audited)."""
+    # Compared with the stored row, locked: not with `group`, which a bound form has already
+    # changed in memory, and two admins saving at once each see the other's change.
+    group = SchoolGroup.objects.select_for_update().get(pk=group.pk)
+    changes: dict[str, object] = {}
+    for field, value in (
+        ("name", name),
+        ("level", level),
+        ("kind", kind),
+        ("academic_year", academic_year),
+        ("contact", contact),
+    ):
+        if getattr(group, field) != value:
+            changes[field] = value
+            setattr(group, field, value)
+    if changes:
+        group.save()
+    wanted = {user.pk: user for user in staff}
+    current = set(group.staff_links.values_list("user_id", flat=True))
+    added = [wanted[pk] for pk in wanted.keys() - current]
+    removed = current - wanted.keys()
+    if added:
+        GroupStaff.objects.bulk_create(GroupStaff(group=group, user=user) for user in added)
+    if removed:
+        group.staff_links.filter(user_id__in=removed).delete()
+    if added or removed:
+        changes["staff"] = sorted(user.get_username() for user in wanted.values())
+    if changes:
+        audit_record(
+            actor=changed_by,
+            address=address,
+            action=Action.GROUP_CHANGED,
+            group=group.pk,
+            **changes,
+        )
+    return list(changes)
+
+
+@transaction.atomic
+def group_learners_add(
+    *,
+    group: SchoolGroup,
+    learners: Iterable["Learner"],
+    added_by: AbstractBaseUser | None,
+    address: str | None,
+) -> int:
+    """Put learners in a group (those already in it stay as they are); return how many joined."""
+    # Locking the group row makes two staff adding the same learner at once take turns,
+    # so the second sees the first's membership instead of breaking the constraint.
+    SchoolGroup.objects.select_for_update().filter(pk=group.pk).first()
+    already = set(
+        group.memberships.filter(left_at__isnull=True).values_list("learner_id", flat=True)
+    )
+    joining = [learner for learner in learners if learner.pk not in already]
+    GroupMembership.objects.bulk_create(
+        GroupMembership(group=group, learner=learner, added_by=added_by) for learner in joining
+    )
+    # bulk_create sends no signal: the cached contacts of their results pages are dropped here.
+    forget_group_contacts(learner.pk for learner in joining)
+    for learner in joining:
+        audit_record(
+            actor=added_by,
+            address=address,
+            action=Action.GROUP_JOINED,
+            learner=learner,
+            group=group.pk,
+            name=group.name,
+        )
+    return len(joining)
+
+
+@transaction.atomic
+def group_learner_remove(
+    *,
+    group: SchoolGroup,
+    learner: "Learner",
+    removed_by: AbstractBaseUser | None,
+    address: str | None,
+) -> bool:
+    """Take a learner out of a group, keeping the membership as history; False if not in it."""
+    left = group.memberships.filter(learner=learner, left_at__isnull=True).update(
+        left_at=timezone.now(), removed_by=removed_by
+    )
+    forget_group_contacts([learner.pk])  # update() sends no signal
+    if left:
+        audit_record(
+            actor=removed_by,
+            address=address,
+            action=Action.GROUP_LEFT,
+            learner=learner,
+            group=group.pk,
+            name=group.name,
+        )
+    return bool(left)
+
+
+def learner_current_groups(learner: "Learner") -> list[SchoolGroup]:
+    """Return the groups a learner is in now, by name."""
+    return list(
+        SchoolGroup.objects.filter(
+            memberships__learner=learner, memberships__left_at__isnull=True
+        ).order_by("name", "id")
+    )

@@ -1,0 +1,120 @@
+"""Group pages: the groups a member of staff sees, one group's learners, and (admins) changes."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_POST
+
+from accounts.access import admin_required, is_partner_admin, staff_required
+from accounts.selectors import staff_accounts
+from classes.access import visible_group_or_404
+from classes.forms import GroupForm, LearnerPickForm
+from classes.models import SchoolGroup, learner_model
+from classes.selectors import group_candidates, group_index, group_members
+from classes.services import group_create, group_learner_remove, group_learners_add, group_update
+from kit.addresses import client_address
+
+
+@staff_required
+def group_list(request: HttpRequest) -> HttpResponse:
+    """List the groups the member of staff sees, with how many learners each has now."""
+    return render(request, "learners/groups/list.html", {"groups": group_index(request.user)})
+
+
+@admin_required
+def group_new(request: HttpRequest) -> HttpResponse:
+    """Create a group (a teaching class unless another kind is chosen)."""
+    form = GroupForm(
+        request.POST if request.method == "POST" else None, staff_accounts=staff_accounts()
+    )
+    if request.method == "POST" and form.is_valid():
+        group = group_create(
+            **{field: form.cleaned_data[field] for field in GroupForm.Meta.fields},
+            staff=form.cleaned_data["staff"],
+            created_by=request.user,
+            address=client_address(request),
+        )
+        messages.success(request, _("The group %(name)s is made.") % {"name": group.name})
+        return redirect("classes:detail", pk=group.pk)
+    return render(request, "learners/groups/form.html", {"form": form, "group": None})
+
+
+@admin_required
+def group_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Change a group's details and who works with it."""
+    group = get_object_or_404(SchoolGroup, pk=pk)
+    form = GroupForm(
+        request.POST if request.method == "POST" else None,
+        instance=group,
+        staff_accounts=staff_accounts(),
+    )
+    if request.method == "POST" and form.is_valid():
+        changed = group_update(
+            group=group,
+            **{field: form.cleaned_data[field] for field in GroupForm.Meta.fields},
+            staff=form.cleaned_data["staff"],
+            changed_by=request.user,
+            address=client_address(request),
+        )
+        messages.success(request, _("Saved.") if changed else _("Nothing needed changing."))
+        return redirect("classes:detail", pk=pk)
+    return render(request, "learners/groups/form.html", {"form": form, "group": group})
+
+
+@staff_required
+def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a group: its staff, its learners' progress, past members; admins add and remove."""
+    group = visible_group_or_404(request.user, pk)
+    query = request.GET.get("q", "").strip()[:100]
+    pick_form = None
+    if is_partner_admin(request.user) and query:
+        pick_form = LearnerPickForm(candidates=group_candidates(group, query))
+    return render(
+        request,
+        "learners/groups/detail.html",
+        {"group": group, "query": query, "pick_form": pick_form, **group_members(group)},
+    )
+
+
+@admin_required
+@require_POST
+def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
+    """Put the chosen learners in the group."""
+    group = get_object_or_404(SchoolGroup, pk=pk)
+    form = LearnerPickForm(request.POST, candidates=learner_model().objects.registered())
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors.get("learners", [])))
+        return redirect("classes:detail", pk=pk)
+    joined = group_learners_add(
+        group=group,
+        learners=form.cleaned_data["learners"],
+        added_by=request.user,
+        address=client_address(request),
+    )
+    messages.success(
+        request,
+        ngettext(
+            "%(count)d learner added to %(name)s.", "%(count)d learners added to %(name)s.", joined
+        )
+        % {"count": joined, "name": group.name},
+    )
+    return redirect("classes:detail", pk=pk)
+
+
+@admin_required
+@require_POST
+def group_remove_learner(request: HttpRequest, pk: int, learner_pk: int) -> HttpResponse:
+    """Take one learner out of the group (their time in it stays in its history)."""
+    group = get_object_or_404(SchoolGroup, pk=pk)
+    learner = get_object_or_404(learner_model(), pk=learner_pk)
+    if group_learner_remove(
+        group=group, learner=learner, removed_by=request.user, address=client_address(request)
+    ):
+        messages.success(
+            request,
+            _("%(learner)s is no longer in %(name)s.")
+            % {"learner": learner.display_name, "name": group.name},
+        )
+    return redirect("classes:detail", pk=pk)

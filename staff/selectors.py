@@ -1,0 +1,29 @@
+"""Reads for the staff pages about sign-in."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from accounts.access import is_partner_admin
+from accounts.models import SignInLock
+from learners.access import visible_learners
+
+
+def sign_in_locks_of(user: AbstractBaseUser, locks: QuerySet[SignInLock] | None = None):
+    """Return the locks (of `locks`, else all) the user may see and lift.
+
+    Partner admins see every lock: staff accounts' and addresses' too. Everyone else sees the
+    locks on the learners they see (a teacher, their groups' pupils).
+    """
+    locks = SignInLock.objects.all() if locks is None else locks
+    if is_partner_admin(user):
+        return locks
+    return locks.filter(user__learner__in=visible_learners(user))
+
+
+def sign_in_locks_current(user: AbstractBaseUser) -> list[SignInLock]:
+    """Return the locks in force the user sees, ending soonest first, with account and learner."""
+    return list(
+        sign_in_locks_of(user, SignInLock.objects.current())
+        .select_related("user__learner")
+        .order_by("locked_until", "id")
+    )
