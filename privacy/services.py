@@ -6,14 +6,14 @@ state and dates) and results (LOA score, risk level, focus areas and their needs
 None of these names anyone once the names, username, email, date of birth, upstream id,
 answers, question content, session and the results' free text (trait title and copy, the
 three HTML fields raw and sanitized) are gone. Safeguarding alerts keep their timings for the
-figures, without the learner, the attempt or the values that raised them; follow-ups and a
-safeguarding hold go. The upstream keeps its own copy: the spec has no endpoint to delete a
-learner there.
+figures, without the learner, the attempt or the values that raised them; follow-ups, sign-in
+cards (with their sessions and refused uses) and a safeguarding hold go. The upstream keeps its
+own copy: the spec has no endpoint to delete a learner there.
 
 Each app forgets its own part through a service of its own (`attempts_forget_learner`,
-`alerts_forget_learner`, `followups_forget_learner`, `import_rows_forget`), inside the one
-transaction `learner_erase` opens; this module writes only the learner, their account, the
-hold and the admin's history.
+`alerts_forget_learner`, `followups_forget_learner`, `import_rows_forget`,
+`cards_forget_learner`), inside the one transaction `learner_erase` opens; this module writes
+only the learner, their account, the hold and the admin's history.
 """
 
 import logging
@@ -36,6 +36,7 @@ from audit.services import audit_record
 from followups.services import followups_export, followups_forget_learner
 from imports.services import import_rows_forget
 from learners.models import Learner
+from lessons.services import cards_forget_learner
 from privacy.models import RecordsHold
 from privacy.selectors import hold_of
 from safeguarding.services import alerts_forget_learner
@@ -107,6 +108,8 @@ def learner_erase(
         alerts_forget_learner(learner=learner)
         # A hold's reason is free text about the learner, and there is nothing left to hold.
         RecordsHold.objects.filter(learner=learner).delete()
+        # The card, and when and on which device it was used, are records of the learner too.
+        cards_forget_learner(learner=learner)
         _admin_history_forget(
             {Learner: [learner.pk], get_user_model(): [user.pk], **kept},
             token,

@@ -23,6 +23,8 @@ from assessments.services import attempts_forget_learner
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
+from lessons.models import SignInCard
+from lessons.services import learner_card_print
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 from safeguarding.models import Alert
 from tests.factories import PASSWORD, make_learner, question
@@ -263,6 +265,17 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
     assert about_result.acknowledged_at == raised + timedelta(minutes=5)
     someone_else.refresh_from_db()
     assert someone_else.learner == other_learner
+
+
+def test_erasing_deletes_the_learners_sign_in_card(learner, other_learner, staff):
+    for pupil in (learner, other_learner):
+        learner_card_print(learner=pupil, group_name="10B", printed_by=staff, address=None)
+    assert SignInCard.objects.filter(learner=learner).exists()
+
+    erase(learner, staff)
+
+    assert not SignInCard.objects.filter(learner=learner).exists()
+    assert SignInCard.objects.filter(learner=other_learner).exists()
 
 
 def test_an_erased_learner_can_no_longer_sign_in(learner, staff):
