@@ -1,4 +1,4 @@
-"""The assessment flow up to submission: offer, content, answers.
+"""The assessment flow up to submission: offer, content, answers; and forgetting a learner's.
 
 Each function saves locally first, then calls the upstream, then records the outcome, so a
 failure in the middle never loses a learner's answers. Submission and results are in
@@ -11,11 +11,15 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.db.models import Model, Q
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.access import safeguarding_ready
-from assessments.models import AssessmentAttempt, AttemptAnswer, fit
+from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, fit
 from partner_api import AssessmentContent, get_client
+from partner_api.upstream import text_to_store
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
@@ -23,6 +27,10 @@ if TYPE_CHECKING:  # annotations only: the learners app sits above this one
 logger = logging.getLogger(__name__)
 
 State = AssessmentAttempt.State
+
+# Stored as the attempt's last problem in the source language, translated when shown
+# (partner_api.upstream.text_to_store).
+STOPPED_BY_ERASURE = gettext_lazy("Not finished: the learner's personal data was erased first.")
 
 
 class AssessmentsNotOpen(Exception):
@@ -39,6 +47,10 @@ class NothingToTake(Exception):
 
 class AttemptClosed(Exception):
     """The attempt is not in a state that allows this (e.g. its answers were already sent)."""
+
+
+class AttemptBeingSent(Exception):
+    """A learner's answers are being sent right now: their attempts cannot be forgotten yet."""
 
 
 def attempt_start(*, learner: Learner) -> AssessmentAttempt:
@@ -149,3 +161,49 @@ def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentConten
             "state_changed_at", "started_at", "last_error",
         ]
     )  # fmt: skip
+
+
+def attempts_forget_learner(*, learner: Learner) -> dict[type[Model], list[int]]:
+    """Forget an erased learner's answers, content, sessions and results' text; return kept ids."""
+    # Part of the learner's erasure (privacy.services.learner_erase), in its one transaction:
+    # the lock below must hold until the learner is erased, and SQLite would not refuse it
+    # outside a transaction as PostgreSQL does.
+    if not transaction.get_connection().in_atomic_block:
+        raise TransactionManagementError("attempts_forget_learner runs inside an erasure")
+    locked = AssessmentAttempt.objects.select_for_update().filter(learner=learner)
+    # A send in flight would store results (with their free text) after the erasure.
+    # `submitting` lasts one upstream call; the sweep turns a stuck one into pending.
+    if any(attempt.state == State.SUBMITTING for attempt in locked):
+        raise AttemptBeingSent
+    now = timezone.now()
+    attempts = AssessmentAttempt.objects.filter(learner=learner)
+    attempts.update(content={}, session="", last_error="")
+    # Delivery needs the answers and the learner's upstream id, both gone: stop it for good, or
+    # the sweep would keep retrying (and a late results fetch would bring free text back).
+    attempts.filter(
+        Q(state=State.SUBMIT_PENDING) | Q(state=State.SUBMITTED, result__isnull=True)
+    ).update(
+        state=State.REJECTED,
+        last_error=text_to_store(STOPPED_BY_ERASURE),
+        state_changed_at=now,
+        next_attempt_at=None,
+    )
+    AttemptAnswer.objects.filter(attempt__learner=learner).delete()
+    # Scores, risk levels and focus areas stay, anonymous, for the counts.
+    results = AssessmentResult.objects.filter(attempt__learner=learner)
+    results.update(
+        trait_title="",
+        trait_copy="",
+        trait_signs_raw="",
+        trait_signs_html="",
+        trait_tips_raw="",
+        trait_tips_html="",
+        result_description_raw="",
+        result_description_html="",
+    )
+    # The rows kept still name the learner in the admin's history (str() of each): the caller
+    # renames them there with the learner's new token.
+    return {
+        AssessmentAttempt: list(attempts.values_list("pk", flat=True)),
+        AssessmentResult: list(results.values_list("pk", flat=True)),
+    }

@@ -23,6 +23,7 @@ from imports.files import ImportFileError, file_rows
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from imports.run import import_job_run
+from learners.models import Learner
 from ops.tasks import enqueue_when
 
 __all__ = [
@@ -257,7 +258,7 @@ def import_jobs_sweep() -> dict[str, int]:
     return {"resumed": resumed, "expired": expired, "discarded": discarded, "deleted": deleted}
 
 
-def import_rows_forget(*, learner) -> int:
+def import_rows_forget(*, learner: Learner) -> int:
     """Blank what import rows hold about a learner whose personal data is erased."""
     return ImportRow.objects.filter(learner=learner).update(
         username="", first_name="", last_name="", email="", dob=None, password_encrypted=""

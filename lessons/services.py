@@ -209,3 +209,12 @@ def card_session_end(
             group=session.window.group_id,
         )
     return bool(ended)
+
+
+def cards_forget_learner(*, learner: Learner) -> int:
+    """Delete an erased learner's sign-in cards, their sessions and refusals; return how many."""
+    # A card is of no use to a learner who may no longer sign in, and its sessions and refusals
+    # say when and on which device they did; nothing is counted from them, so all of it goes
+    # (sessions and refusals with their card). Runs in the erasure's transaction.
+    deleted, _ = SignInCard.objects.filter(learner=learner).delete()
+    return deleted

@@ -47,7 +47,7 @@ from partner_api.resilience import (
 )
 from partner_api.transport import Reader, Transport, _Request
 
-logger = logging.getLogger("partner_api")
+logger = logging.getLogger("portal.partner_api")  # the name log readers know
 
 _T = TypeVar("_T")
 

@@ -26,7 +26,7 @@ __all__ = [
     "remove_circuit_listener",
 ]
 
-logger = logging.getLogger("partner_api")
+logger = logging.getLogger("portal.partner_api")  # the name log readers know
 
 
 @dataclass(frozen=True)

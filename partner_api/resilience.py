@@ -54,7 +54,7 @@ MIN_ATTEMPT_SECONDS = 0.1
 _MAX_EXPONENT = 60
 
 
-logger = logging.getLogger("partner_api")
+logger = logging.getLogger("portal.partner_api")  # the name log readers know
 
 
 # Retries --------------------------------------------------------------------------------------

@@ -6,9 +6,14 @@ state and dates) and results (LOA score, risk level, focus areas and their needs
 None of these names anyone once the names, username, email, date of birth, upstream id,
 answers, question content, session and the results' free text (trait title and copy, the
 three HTML fields raw and sanitized) are gone. Safeguarding alerts keep their timings for the
-figures, without the learner, the attempt or the values that raised them; follow-ups and a
-safeguarding hold go. The upstream keeps its own copy: the spec has no endpoint to delete a
-learner there.
+figures, without the learner, the attempt or the values that raised them; follow-ups, sign-in
+cards (with their sessions and refused uses) and a safeguarding hold go. The upstream keeps its
+own copy: the spec has no endpoint to delete a learner there.
+
+Each app forgets its own part through a service of its own (`attempts_forget_learner`,
+`alerts_forget_learner`, `followups_forget_learner`, `import_rows_forget`,
+`cards_forget_learner`), inside the one transaction `learner_erase` opens; this module writes
+only the learner, their account, the hold and the admin's history.
 """
 
 import logging
@@ -25,19 +30,18 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer
+from assessments.services import AttemptBeingSent, attempts_forget_learner
 from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.services import followups_export, followups_forget_learner
 from imports.services import import_rows_forget
 from learners.models import Learner
-from partner_api.upstream import text_to_store
+from lessons.services import cards_forget_learner
 from privacy.models import RecordsHold
 from privacy.selectors import hold_of
-from safeguarding.models import Alert
+from safeguarding.services import alerts_forget_learner
 
 logger = logging.getLogger(__name__)
-
-State = AssessmentAttempt.State
 
 # The file's format, for programs reading it: not translated.
 EXPORT_FORMAT = "partner-portal learner export, version 1"
@@ -46,9 +50,6 @@ UPSTREAM_COPY_NOTE = gettext_lazy(
     "The assessment service keeps its own copy of the registration, answers and results; "
     "the portal cannot delete or export it (the service offers no way to)."
 )
-# Stored as the attempt's last problem in the source language, translated when shown
-# (partner_api.upstream.text_to_store).
-STOPPED_BY_ERASURE = gettext_lazy("Not finished: the learner's personal data was erased first.")
 
 
 class ErasureDeferred(Exception):
@@ -70,11 +71,14 @@ def learner_erase(
     """
     with transaction.atomic():
         learner = Learner.objects.select_for_update().select_related("user").get(pk=learner.pk)
-        locked = AssessmentAttempt.objects.select_for_update().filter(learner=learner)
-        # A send in flight would store results (with their free text) after the erasure.
-        # `submitting` lasts one upstream call; the sweep turns a stuck one into pending.
-        if any(attempt.state == State.SUBMITTING for attempt in locked):
-            raise ErasureDeferred
+        # Each app forgets its own part through its services, all inside this transaction:
+        # the learner goes entirely with the audit event, or nothing goes.
+        try:
+            # First, before anything is written: it locks the attempts, and refuses while a
+            # submission is being sent (that would store results after the erasure).
+            kept = attempts_forget_learner(learner=learner)
+        except AttemptBeingSent as sending:
+            raise ErasureDeferred from sending
         now = timezone.now()
         token = _anonymous_username(learner)
 
@@ -94,49 +98,20 @@ def learner_erase(
         user.last_login = None
         user.save()
 
-        attempts = AssessmentAttempt.objects.filter(learner=learner)
-        attempts.update(content={}, session="", last_error="")
-        # Delivery needs the answers and the upstream id, both gone: stop it for good, or the
-        # sweep would keep retrying (and a late results fetch would bring free text back).
-        attempts.filter(
-            Q(state=State.SUBMIT_PENDING) | Q(state=State.SUBMITTED, result__isnull=True)
-        ).update(
-            state=State.REJECTED,
-            last_error=text_to_store(STOPPED_BY_ERASURE),
-            state_changed_at=now,
-            next_attempt_at=None,
-        )
-        AttemptAnswer.objects.filter(attempt__learner=learner).delete()
         # Follow-up notes are free text about the learner, and an erased learner cannot be
         # followed up: the items go entirely.
         followups_forget_learner(learner=learner)
         # The bulk-registration file's row still names the learner.
         import_rows_forget(learner=learner)
         # Alerts keep their timings for the safeguarding figures, and nothing that leads back
-        # to the learner: neither the learner, nor the attempt, nor the values that raised it.
-        Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
-            learner=None, attempt=None, values=[]
-        )
+        # to the learner.
+        alerts_forget_learner(learner=learner)
         # A hold's reason is free text about the learner, and there is nothing left to hold.
         RecordsHold.objects.filter(learner=learner).delete()
-        results = AssessmentResult.objects.filter(attempt__learner=learner)
-        results.update(
-            trait_title="",
-            trait_copy="",
-            trait_signs_raw="",
-            trait_signs_html="",
-            trait_tips_raw="",
-            trait_tips_html="",
-            result_description_raw="",
-            result_description_html="",
-        )
+        # The card, and when and on which device it was used, are records of the learner too.
+        cards_forget_learner(learner=learner)
         _admin_history_forget(
-            {
-                Learner: [learner.pk],
-                get_user_model(): [user.pk],
-                AssessmentAttempt: list(attempts.values_list("pk", flat=True)),
-                AssessmentResult: list(results.values_list("pk", flat=True)),
-            },
+            {Learner: [learner.pk], get_user_model(): [user.pk], **kept},
             token,
         )
         audit_record(actor=erased_by, address=address, action=action, learner=learner, **detail)

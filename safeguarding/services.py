@@ -245,3 +245,12 @@ def alerts_sweep(*, now: datetime | None = None) -> dict[str, int]:
         "escalated": alerts_escalate_due(now=now),
         "emails": alert_emails_requeue(now=now),
     }
+
+
+def alerts_forget_learner(*, learner: Learner) -> int:
+    """Unlink an erased learner's alerts from them, keeping the timings; return how many."""
+    # The timings stay for the safeguarding figures, and nothing that leads back to the
+    # learner: neither the learner, nor the attempt, nor the values that raised the alert.
+    return Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
+        learner=None, attempt=None, values=[]
+    )

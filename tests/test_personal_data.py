@@ -11,15 +11,20 @@ from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth import authenticate
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
+from django.db import transaction
+from django.db.transaction import TransactionManagementError
 from django.test import Client
 from django.utils import timezone
 
 from assessments.content import questions_to_json
 from assessments.delivery import attempts_sweep
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, FocusArea
+from assessments.services import attempts_forget_learner
 from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
+from lessons.models import SignInCard
+from lessons.services import learner_card_print
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 from safeguarding.models import Alert
 from tests.factories import PASSWORD, make_learner, question
@@ -262,6 +267,17 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
     assert someone_else.learner == other_learner
 
 
+def test_erasing_deletes_the_learners_sign_in_card(learner, other_learner, staff):
+    for pupil in (learner, other_learner):
+        learner_card_print(learner=pupil, group_name="10B", printed_by=staff, address=None)
+    assert SignInCard.objects.filter(learner=learner).exists()
+
+    erase(learner, staff)
+
+    assert not SignInCard.objects.filter(learner=learner).exists()
+    assert SignInCard.objects.filter(learner=other_learner).exists()
+
+
 def test_an_erased_learner_can_no_longer_sign_in(learner, staff):
     username = learner.username
     signed_in = Client()
@@ -315,6 +331,41 @@ def test_erasure_waits_while_a_submission_is_being_sent(learner, staff):
     learner.refresh_from_db()
     assert learner.status == Learner.Status.ACTIVE and learner.username == "lee.learner"
     assert AttemptAnswer.objects.filter(attempt__learner=learner).count() == 6
+
+
+def test_the_assessments_app_forgets_its_part_and_names_the_rows_it_keeps(learner, other_learner):
+    make_attempt(other_learner, 9201, state=State.COMPLETED)
+    attempts = AssessmentAttempt.objects.filter(learner=learner)
+    result = AssessmentResult.objects.get(attempt__learner=learner)
+    assert all(a.content and a.session for a in attempts.all())
+    assert AttemptAnswer.objects.filter(attempt__learner=learner).count() == 4
+    assert result.trait_title and result.loa_score == Decimal("72.35")
+
+    with transaction.atomic():  # the erasure's transaction, which the service runs in
+        kept = attempts_forget_learner(learner=learner)
+
+    assert {model: set(ids) for model, ids in kept.items()} == {
+        AssessmentAttempt: set(attempts.values_list("pk", flat=True)),
+        AssessmentResult: {result.pk},
+    }
+    assert not AttemptAnswer.objects.filter(attempt__learner=learner).exists()
+    assert [(a.content, a.session) for a in attempts.all()] == [({}, ""), ({}, "")]
+    result.refresh_from_db()
+    assert (result.trait_title, result.loa_score) == ("", Decimal("72.35"))
+    assert AttemptAnswer.objects.filter(attempt__learner=other_learner).count() == 2
+    assert AssessmentResult.objects.get(attempt__learner=other_learner).trait_title
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_assessments_app_forgets_nothing_outside_an_erasures_transaction():
+    # Alone, it would commit half an erasure, and its lock would not hold until the end.
+    pupil = make_learner("pat.pupil", "u-pat")
+    make_attempt(pupil, 9301, state=State.COMPLETED)
+
+    with pytest.raises(TransactionManagementError):
+        attempts_forget_learner(learner=pupil)
+
+    assert AttemptAnswer.objects.filter(attempt__learner=pupil).count() == 2
 
 
 def test_the_admin_shows_when_data_was_erased_but_cannot_set_it(client, superuser, learner):

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -17,7 +17,7 @@ from learners.models import Level
 from lessons.card_secrets import CODE_ALPHABET, CODE_LENGTH
 from lessons.devices import device_description
 from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
-from lessons.services import group_cards_print, window_open
+from lessons.services import cards_forget_learner, group_cards_print, window_open
 from schools.models import PartnerSettings
 from tests.factories import (
     PASSWORD,
@@ -348,6 +348,24 @@ def test_a_card_live_on_one_device_is_refused_on_another_and_shown_to_the_teache
     assert refusal.device == "Safari on an iPad"
     roster = signed_in(teacher).get(f"/classes/{class_2c.pk}/lesson/roster/").content.decode()
     assert "Card refused: already in use (1 time" in roster
+
+
+def test_forgetting_a_pupils_cards_deletes_them_with_their_sessions_and_refusals(
+    cards, lesson, pupils
+):
+    amy, ben = pupils
+    card_in(device(), secret=cards["Amy"].secret)
+    card_in(device(IPAD), secret=cards["Amy"].secret)  # refused: live on the first device
+    card_in(device(), secret=cards["Ben"].secret)
+    kinds = (SignInCard, CardSession, CardRefusal)
+    assert [kind.objects.filter(learner=amy).count() for kind in kinds] == [1, 1, 1]
+
+    with transaction.atomic():  # the erasure's transaction, which the service runs in
+        assert cards_forget_learner(learner=amy) == 3
+
+    assert [kind.objects.filter(learner=amy).count() for kind in kinds] == [0, 0, 0]
+    assert card_in(device(), secret=cards["Amy"].secret)[0].status_code == 403
+    assert [kind.objects.filter(learner=ben).count() for kind in kinds] == [1, 1, 0]
 
 
 def test_of_two_devices_tapping_thats_me_together_only_one_gets_in(cards, lesson):
