@@ -297,6 +297,12 @@ DEFAULT_EXCEPTION_REPORTER_FILTER = "portal.error_reports.AlwaysSafeExceptionRep
 # Every app of the portal logs to the console at PORTAL_LOG_LEVEL (a new app joins this list).
 LOGGED_APPS = (
     "portal",
+    "partner_api",
+    "ops",
+    "kit",
+    "schools",
+    "accounts",
+    "classes",
     "audit",
     "assessments",
     "learners",

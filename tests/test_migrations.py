@@ -19,7 +19,7 @@ from learners.models import Learner
 LEARNERS_BEFORE_THE_MOVE = ("learners", "0006_learner_dashboard_count_index")
 OLD_TASK = "learners.tasks.run_import_job"
 # Learners and the apps made after the move that depend on its later migrations.
-LATER_APPS = ("learners", "imports", "lessons", "safeguarding", "privacy")
+LATER_APPS = ("learners", "imports", "lessons", "safeguarding", "privacy", "classes")
 
 
 def migrate_to_latest() -> None:

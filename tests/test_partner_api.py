@@ -904,13 +904,13 @@ def test_it_logs_one_line_per_call(
 ) -> None:
     upstream.get(NEXT_URL, json=payload("next_assessment.json"), headers={"X-Request-Id": "r-1"})
     upstream.get(RESULTS_URL, body=requests.ReadTimeout())
-    caplog.set_level(logging.INFO, logger="partner_api")
+    caplog.set_level(logging.INFO, logger="portal.partner_api")
 
     client.next_assessment(LEARNER_ID)
     with pytest.raises(PartnerApiUnavailable):
         client.results(LEARNER_ID, 412)
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert len(lines) == 2
     assert lines[0].startswith("partner API next-assessment GET -> 200 in ")
     assert lines[0].endswith(" ms (attempt 1/1, request id r-1)")
@@ -991,7 +991,7 @@ def test_only_the_transport_module_imports_requests_or_urllib3() -> None:
 
 
 def test_the_client_package_has_no_import_circle() -> None:
-    package = ROOT / "portal" / "partner_api"
+    package = ROOT / "partner_api"
     assert (package / "transport.py").exists()
 
     assert modules_in_or_under_a_circle(package) == []

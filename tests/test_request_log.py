@@ -128,7 +128,7 @@ def test_every_upstream_call_line_carries_the_request_id(client, learner, upstre
     client.force_login(learner.user)
     with console_output() as output:
         response = client.post("/me/start/")  # asks the upstream for the next assessment
-    calls = output.lines_of("partner_api")
+    calls = output.lines_of("portal.partner_api")
     assert calls, output.text
     assert {line["request_id"] for line in calls} == {response["X-Request-ID"]}
 

@@ -120,7 +120,7 @@ def test_when_one_process_dies_serve_stops_the_others_and_exits_non_zero(tmp_pat
 # env("NAME"...), env.int("NAME"...) in settings; os.environ.get("NAME") and env.get("NAME")
 # in the gunicorn config and the launcher.
 READS = re.compile(r"""\benv(?:iron)?(?:\.\w+)?\(\s*['"]([A-Z][A-Z0-9_]*)['"]""")
-READERS = ["portal/settings.py", "ops/gunicorn.conf.py", "portal/management/commands/serve.py"]
+READERS = ["portal/settings.py", "ops/gunicorn.conf.py", "ops/management/commands/serve.py"]
 
 
 def test_env_example_lists_every_variable_the_portal_reads_and_no_other():

@@ -33,7 +33,7 @@ def test_a_task_run_at_once_logs_the_id_of_the_request_that_queued_it(learner, u
     attempt = submitted_attempt(learner)
     with console_output() as output, bound_request_id("req-from-a-page-42"):
         enqueue_results_fetch(attempt.pk)
-    task_lines = output.lines_of("assessments.delivery") + output.lines_of("partner_api")
+    task_lines = output.lines_of("assessments.delivery") + output.lines_of("portal.partner_api")
     assert task_lines, output.text
     assert {line["request_id"] for line in task_lines} == {"req-from-a-page-42"}
 
@@ -46,9 +46,9 @@ def test_a_worker_logs_the_id_of_the_request_that_queued_the_task(settings, lear
         enqueue_results_fetch(attempt.pk)
     with db_worker_running(upstream.base_url, env={"LOG_FORMAT": "json"}) as worker:
         deadline = time.monotonic() + WORKER_TIMEOUT
-        while "partner_api" not in worker.output() and time.monotonic() < deadline:
+        while "portal.partner_api" not in worker.output() and time.monotonic() < deadline:
             time.sleep(0.2)
         output = worker.output(last=20_000)
-    call_lines = [line for line in output.splitlines() if '"partner_api"' in line]
+    call_lines = [line for line in output.splitlines() if '"portal.partner_api"' in line]
     assert call_lines, output
     assert all('"request_id": "req-queued-by-page-7"' in line for line in call_lines), output
