@@ -13,7 +13,7 @@ from django.utils import timezone
 from accounts.staff import staff_add, staff_change
 from assessments import delivery
 from assessments.concern import value_key
-from assessments.models import AssessmentAttempt
+from assessments.models import AssessmentAttempt, AssessmentResult
 from audit.models import AuditEvent
 from followups.models import FollowUp
 from learners.models import Learner
@@ -135,13 +135,16 @@ def test_an_adults_results_alert_unless_the_partner_says_otherwise(upstream, sta
 @pytest.mark.django_db
 def test_a_priority_result_delivered_again_sends_no_second_email(pupil, upstream):
     attempt = finish_with_labels(upstream, pupil, needs_help="Yes - priority")
-    results = delivery.get_client().results(pupil.upstream_user_id, attempt.assessment_id)
+    stored = AssessmentResult.objects.get(attempt=attempt)
 
-    # A retried delivery and the backfill both meet the stored result.
-    delivery._store_results(AssessmentAttempt.objects.get(pk=attempt.pk), results)
-    delivery.attempt_fetch_results(attempt=AssessmentAttempt.objects.get(pk=attempt.pk))
+    # A retried delivery meets the stored result: a worker that read the attempt before it
+    # completed fetches the results again and stores them again.
+    stale = AssessmentAttempt.objects.select_related("learner").get(pk=attempt.pk)
+    stale.state = AssessmentAttempt.State.SUBMITTED
+    again = delivery.attempt_fetch_results(attempt=stale)
     alerts_sweep()
 
+    assert again == stored and AssessmentResult.objects.count() == 1
     assert Alert.objects.count() == 1 and FollowUp.objects.count() == 1
     assert AlertEmail.objects.get().state == AlertEmail.State.SENT
     assert len(mail.outbox) == 1
