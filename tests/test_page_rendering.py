@@ -129,6 +129,7 @@ def test_a_question_page_runs_a_fixed_number_of_queries(
 def test_a_page_view_does_not_save_the_session_again_within_a_minute(signed_in, attempt):
     response = signed_in.get(page_url(attempt))
 
+    assert response.status_code == 200 and "<h1>Sleep</h1>" in response.content.decode()
     assert "sessionid" not in response.cookies
     assert signed_in.session[LAST_ACTIVITY_SESSION_KEY] == pytest.approx(
         timezone.now().timestamp(), abs=5

@@ -23,7 +23,7 @@ from safeguarding.mail import alert_email_send
 from safeguarding.models import Alert, AlertEmail
 from safeguarding.services import alert_acknowledge, alerts_escalate_due, alerts_sweep
 from tests.factories import DSL_ON_DUTY_EMAIL, PASSWORD, make_staff
-from tests.journeys import register_pupil
+from tests.journeys import page_showing, register_pupil
 from tests.safeguarding_support import finish_with_labels
 
 Action = AuditEvent.Action
@@ -104,9 +104,11 @@ def test_the_partner_decides_what_is_routine(pupil, upstream):
     settings_row.needs_help_routine = "No\nYes\nYes - urgent"
     settings_row.save()
 
-    finish_with_labels(upstream, pupil, needs_help="YES – Urgent")
+    attempt = finish_with_labels(upstream, pupil, needs_help="YES – Urgent")
 
     assert not Alert.objects.exists()
+    # The result arrived and was read: its item is opened, as an ordinary one.
+    assert FollowUp.objects.get(attempt=attempt).priority is False
 
 
 @pytest.mark.django_db
@@ -286,7 +288,10 @@ def test_a_lead_acknowledges_an_alert_audited_with_who_and_when(pupil, upstream,
     assert alert.acknowledged_by == staff and alert.acknowledged_at is not None
     event = AuditEvent.objects.get(action=Action.ALERT_ACKNOWLEDGED)
     assert event.actor == staff and event.detail["alert"] == alert.pk
-    assert "waiting for acknowledgement" not in response.content.decode()
+    acknowledged = response.content.decode()
+    assert response.status_code == 200 and f"<h1>Safeguarding alert {alert.pk}</h1>" in acknowledged
+    assert "Alert acknowledged" in acknowledged
+    assert "waiting for acknowledgement" not in acknowledged
     again = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", follow=True)
     assert "had already acknowledged" in again.content.decode()
 
@@ -328,7 +333,7 @@ def test_an_unacknowledged_alert_escalates_to_the_deputies_after_the_set_time(
     page = signed_in(staff).get("/learners/").content.decode()
     assert "1 is overdue" in page
     alert_acknowledge(alert=alert, by=staff, address=None)
-    assert "overdue" not in signed_in(staff).get("/learners/").content.decode()
+    assert "overdue" not in page_showing(signed_in(staff), "/learners/", "<h1>Learners</h1>")
 
 
 @pytest.mark.django_db
@@ -395,7 +400,8 @@ def test_a_failed_send_shows_in_every_leads_banner_and_is_tried_again(
 
     assert AlertEmail.objects.get().state == AlertEmail.State.SENT
     assert len(mail.outbox) == 1
-    assert "could not be sent" not in signed_in(staff).get("/dashboard/").content.decode()
+    dashboard = page_showing(signed_in(staff), "/dashboard/", "<h1>Cohort dashboard</h1>")
+    assert "could not be sent" not in dashboard
 
 
 # --- a new lead gets a test alert --------------------------------------------------------
@@ -418,7 +424,8 @@ def test_granting_the_role_sends_a_test_alert_every_lead_sees_until_acknowledged
     for lead in [staff, new_lead]:
         assert "A test alert is waiting" in signed_in(lead).get("/learners/").content.decode()
     signed_in(staff).post(f"/safeguarding/alerts/{alert.pk}/acknowledge/")
-    assert "A test alert is waiting" not in signed_in(new_lead).get("/learners/").content.decode()
+    learners = page_showing(signed_in(new_lead), "/learners/", "<h1>Learners</h1>")
+    assert "A test alert is waiting" not in learners
 
 
 @pytest.mark.django_db
