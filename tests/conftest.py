@@ -15,6 +15,11 @@ from partner_api import (
 )
 from partner_api.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
+from tests.axe_coverage import (  # noqa: F401 (hooks, registered by being imported here)
+    pytest_runtest_logreport,
+    pytest_sessionfinish,
+    pytest_testnodedown,
+)
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
 from tests.factories import PASSWORD, make_dsl_on_duty, make_learner, make_staff
 

@@ -49,3 +49,18 @@ def ready_to_send(client: Client, learner: Learner) -> AssessmentAttempt:
     )
     answer_pages(client, attempt)
     return attempt
+
+
+def page_showing(
+    client: Client, path: str, marker: str, *, status: int = 200, data: dict | None = None
+) -> str:
+    """Return the page at `path`, having checked that it answered `status` and shows `marker`.
+
+    A test that asserts something is absent from a page reads the page this way: a redirect, an
+    error page or another page lacks the marker, so the absence cannot pass by looking elsewhere.
+    """
+    response = client.get(path, data)
+    html = response.content.decode()
+    assert response.status_code == status, f"{path} answered {response.status_code}"
+    assert marker in html, f"{path} does not show {marker!r}"
+    return html

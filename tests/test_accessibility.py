@@ -3,7 +3,9 @@
 Every URL name of the portal is either checked here in at least one state or listed in
 NOT_A_PAGE with the reason it has no page of its own (downloads, JSON, actions that only
 redirect): test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason holds the two
-lists to the resolver, and to the pages the other tests here actually reached.
+lists to the resolver, and at the end of a session that ran this whole module,
+tests/axe_coverage.py holds them to the pages its tests actually reached, on whichever
+xdist workers they ran.
 """
 
 import time
@@ -40,7 +42,8 @@ from tests.portal_urls import portal_urls
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# The URL name of every page axe checked in this run (see the last test of this module).
+# The URL name of every page axe checked in this process: tests/axe_coverage.py gathers every
+# process's at the end of the session.
 REACHED: set[str] = set()
 
 
@@ -754,20 +757,18 @@ NOT_A_PAGE = {
 }
 
 
-def test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason(request):
-    """No page escapes axe: each URL name is reached above, or has no page (admin apart).
+def pages_axe_must_reach() -> set[str]:
+    """Return the URL names of the portal that have a page of their own (admin apart)."""
+    return {name for name, _params in portal_urls()} - set(NOT_A_PAGE)
 
-    The check of what was reached needs every other test of this module to have run first
-    (pytest runs them in file order): with `-k` or a single test, only the lists are checked.
+
+def test_every_url_name_is_checked_by_axe_or_excluded_with_a_reason():
+    """No page escapes axe: each URL name has a page to reach, or a reason it has none.
+
+    That each page was reached is checked at the end of a session that ran this whole module
+    and passed (tests/axe_coverage.py), over every xdist worker that ran a part of it.
     """
     names = {name for name, _params in portal_urls()}
     assert not set(NOT_A_PAGE) - names, f"excluded but gone: {set(NOT_A_PAGE) - names}"
-    pages = names - set(NOT_A_PAGE)
+    pages = pages_axe_must_reach()
     assert len(pages) >= 15, sorted(pages)
-    ran = {item.originalname for item in request.session.items if item.module is request.module}
-    every_test = {name for name in globals() if name.startswith("test_")}
-    if ran == every_test:
-        assert pages <= REACHED, (
-            "pages no axe check reached (add a state, or a reason to NOT_A_PAGE): "
-            f"{sorted(pages - REACHED)}"
-        )

@@ -111,6 +111,8 @@ def test_a_learner_record_without_results_records_no_results_view(staff_client, 
     attempt = staff_client.get(f"/learners/{learner.pk}/attempts/9106/")
 
     assert (record.status_code, attempt.status_code) == (200, 200)
+    assert f"<h1>{learner.display_name}</h1>" in record.content.decode()
+    assert "#9106</h1>" in attempt.content.decode()
     assert not AuditEvent.objects.exists()
 
 
@@ -155,7 +157,7 @@ def test_exporting_and_erasing_a_learner_are_recorded(staff_client, staff, learn
         assert event.detail == {}
 
 
-def test_a_learner_or_an_anonymous_visitor_leaves_no_event(client, learner, other_learner):
+def test_a_learner_or_an_anonymous_visitor_leaves_no_event(client, learner, other_learner, staff):
     completed_attempt(learner)
     paths = [f"/learners/{learner.pk}/", f"/learners/{learner.pk}/attempts/9101/"]
     paths += [f"/learners/{learner.pk}/export/"]
@@ -165,9 +167,19 @@ def test_a_learner_or_an_anonymous_visitor_leaves_no_event(client, learner, othe
         if person is not None:
             visitor.force_login(person)
         for path in paths:
-            visitor.get(path)
+            response = visitor.get(path)
+            if person is None:  # sent to sign in
+                assert response.status_code == 302, path
+                assert response.url.startswith(f"/accounts/login/?next={path}"), path
+            else:  # a learner finds no staff page
+                assert response.status_code == 404, path
+                assert "<h1>Page not found</h1>" in response.content.decode(), path
 
     assert not AuditEvent.objects.exists()
+    # The same visits by staff are recorded: the paths are the ones that record events.
+    client.force_login(staff)
+    assert [client.get(path).status_code for path in paths] == [200, 200, 200]
+    assert AuditEvent.objects.count() == len(paths)
 
 
 # The client IP.

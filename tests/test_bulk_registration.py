@@ -302,9 +302,11 @@ def test_columns_may_come_in_any_order_and_optional_ones_may_be_missing(staff_cl
 
 def test_nothing_goes_upstream_before_confirmation(staff_client, upstream):
     response = upload(staff_client, HEADER + "\n" + good_rows(3))
-    staff_client.get(response["Location"])
-    staff_client.get(response["Location"] + "progress.json")
+    preview = staff_client.get(response["Location"])
+    progress = staff_client.get(response["Location"] + "progress.json")
 
+    assert preview.status_code == 200 and progress.status_code == 200
+    assert "<h1>Check the file before registering</h1>" in preview.content.decode()
     assert creations(upstream) == 0
     assert not upstream.state.learners
     assert not Learner.objects.exists()

@@ -18,7 +18,7 @@ from kit import row_cache
 from privacy.services import learner_erase
 from schools.models import PARTNER_SETTINGS_KEY, PartnerSettings
 from tests.factories import make_attempt, make_group, make_result
-from tests.journeys import page_url
+from tests.journeys import page_showing, page_url
 
 PRIVACY = "/me/privacy/"
 
@@ -121,8 +121,18 @@ def test_the_cached_school_contacts_follow_the_learners_groups(signed_in, attemp
 
 
 def still_signed_in(client) -> bool:
+    """Say whether the learner still reads their privacy page; False when sent to sign in.
+
+    Any other answer (an error page, a redirect elsewhere) fails the test: a signed-out learner
+    is proved by the sign-in page, not by whatever is not the privacy page.
+    """
     response = client.get(PRIVACY)
-    return response.status_code == 200
+    if response.status_code == 200:
+        assert "<h1>Your information" in response.content.decode()
+        return True
+    assert response.status_code == 302, response.status_code
+    assert response.url.startswith(f"/accounts/login/?next={PRIVACY}"), response.url
+    return False
 
 
 def test_a_deactivated_account_is_signed_out_at_the_next_request(signed_in, learner):
@@ -163,7 +173,9 @@ def test_a_learner_marked_no_longer_registered_loses_the_learner_pages(signed_in
     learner.status = learner.Status.PENDING
     learner.save()
 
-    assert not still_signed_in(signed_in)
+    response = signed_in.get(PRIVACY)
+    assert response.status_code == 404
+    assert "<h1>Page not found</h1>" in response.content.decode()
 
 
 @pytest.mark.django_db
@@ -215,13 +227,14 @@ def test_the_partners_choice_to_hide_results_reaches_every_process_within_moment
     clock = [1000.0]
     monkeypatch.setattr(row_cache.time, "monotonic", lambda: clock[0])
     hidden = "Your answers have been received"
-    assert hidden not in signed_in.get(url).content.decode()
+    results_shown = '<h2 id="results-heading">'
+    assert hidden not in page_showing(signed_in, url, results_shown)
 
     # Another process hides results: the database row and the shared cache change, this
     # process's memory does not hear of it.
     PartnerSettings.objects.filter(pk=1).update(hide_results_from_learners=True)
     cache.delete(PARTNER_SETTINGS_KEY)
-    assert hidden not in signed_in.get(url).content.decode()
+    assert hidden not in page_showing(signed_in, url, results_shown)
     clock[0] += 2.5
     assert hidden in signed_in.get(url).content.decode()
 
@@ -229,4 +242,4 @@ def test_the_partners_choice_to_hide_results_reaches_every_process_within_moment
     partner = PartnerSettings.objects.get(pk=1)
     partner.hide_results_from_learners = False
     partner.save()
-    assert hidden not in signed_in.get(url).content.decode()
+    assert hidden not in page_showing(signed_in, url, results_shown)

@@ -44,6 +44,7 @@ def item_links(page: str) -> list[str]:
 def queue_rows(client, query: str = "") -> str:
     response = client.get(f"/follow-ups/{query}")
     assert response.status_code == 200
+    assert "<h1>Follow-ups</h1>" in response.content.decode()
     return response.content.decode()
 
 
@@ -68,6 +69,9 @@ def test_a_result_where_every_area_says_no_in_any_case_opens_nothing(learner):
     complete_attempt(learner, {SLEEP: "no", FOCUS: "NO", STRESS: " No "})
 
     assert not FollowUp.objects.exists()
+    # The same delivery with one area flagged does open one: nothing was missed on the way.
+    flagged_result = complete_attempt(learner, {SLEEP: "no", FOCUS: "yes", STRESS: " No "})
+    assert FollowUp.objects.get().attempt == flagged_result.attempt
 
 
 def test_opening_again_for_the_same_attempt_keeps_one_item(learner):
@@ -477,13 +481,16 @@ def test_erasing_a_learner_deletes_their_follow_ups_and_notes(staff_client, staf
     assert learner.display_name not in queue_rows(staff_client, "?status=all")
 
 
-def test_no_item_is_opened_for_an_erased_learner(learner, staff):
+def test_no_item_is_opened_for_an_erased_learner(learner, other_learner, staff):
     learner_erase(learner=learner, erased_by=staff)
     learner.refresh_from_db()
 
     complete_attempt(learner, {SLEEP: "yes"})
 
     assert not FollowUp.objects.exists()
+    # The same result of a learner not erased opens one: nothing was missed on the way.
+    kept = complete_attempt(other_learner, {SLEEP: "yes"})
+    assert FollowUp.objects.get().attempt == kept.attempt
 
 
 def test_the_learners_data_export_holds_their_follow_ups_with_notes(staff_client, staff, learner):

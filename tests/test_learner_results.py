@@ -17,7 +17,13 @@ from learners.models import Learner, Level
 from schools.models import PartnerSettings
 from tests.browsing import browser_sign_in, violations
 from tests.factories import at, make_attempt, make_group, make_result, put_in_group
-from tests.journeys import LEARNER_PASSWORD, attempt_url, ready_to_send, register_pupil
+from tests.journeys import (
+    LEARNER_PASSWORD,
+    attempt_url,
+    page_showing,
+    ready_to_send,
+    register_pupil,
+)
 
 State = AssessmentAttempt.State
 
@@ -290,7 +296,7 @@ def test_a_helpline_is_shown_as_text_never_as_markup(learner_client, finished):
 def test_another_assessment_is_offered_only_when_one_is_known_to_be_offered(
     learner, learner_client, finished
 ):
-    nothing_offered = learner_client.get(RESULTS).content.decode()
+    nothing_offered = page_showing(learner_client, RESULTS, '<h2 id="results-heading">')
     make_attempt(learner, assessment_id=50, state=State.AVAILABLE)
     offered = learner_client.get(RESULTS).content.decode()
 
@@ -340,8 +346,11 @@ def test_a_page_of_answers_on_their_way_asks_the_portal_where_they_stand(
 def test_pages_with_nothing_on_its_way_do_not_ask(learner, learner_client, finished):
     make_attempt(learner, assessment_id=44, state=State.REJECTED)
 
-    for path in (RESULTS, "/me/assessments/44/results/"):
-        assert "results_wait.js" not in learner_client.get(path).content.decode(), path
+    for path, marker in [
+        (RESULTS, '<h2 id="results-heading">'),
+        ("/me/assessments/44/results/", "The assessment service did not accept your answers"),
+    ]:
+        assert "results_wait.js" not in page_showing(learner_client, path, marker), path
 
 
 def test_asking_where_answers_stand_reads_the_portal_and_never_the_upstream(

@@ -171,7 +171,9 @@ def test_it_does_not_carry_cookies_from_one_learner_to_another(
     client.next_assessment(LEARNER_ID)
     client.next_assessment("another-learner")
 
-    assert "Cookie" not in upstream.calls[1].request.headers
+    second = upstream.calls[1].request
+    assert second.headers["learnerid"] == "another-learner"  # the second learner's call
+    assert "Cookie" not in second.headers
 
 
 # create-learner -------------------------------------------------------------------------------

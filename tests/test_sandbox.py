@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
@@ -15,7 +18,6 @@ from django.conf import settings
 
 from kit.icons import KNOWN_ICONS
 from sandbox.bank import FOCUS_AREAS, GROUPS, ICON_NAMES, QUESTIONS, QUESTIONS_BY_ID
-from sandbox.management.commands.sandbox import _state_file
 from sandbox.server import DEMO_API_KEY, RunningSandbox, start_sandbox
 from sandbox.state import SandboxState
 from tests.sandbox_calls import (
@@ -590,15 +592,42 @@ def test_it_never_prints_the_key_or_the_password(capsys: pytest.CaptureFixture[s
 # Persistence
 
 
+def where_the_command_keeps_its_state(*arguments: str) -> str:
+    """Start `manage.py sandbox` on a free port; return the line saying where its state is."""
+    command = [sys.executable, "manage.py", "sandbox", "--port", "0", "--api-key", DEMO_API_KEY]
+    server = subprocess.Popen(
+        [*command, *arguments],
+        cwd=settings.BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        assert "Sandbox upstream serving at" in server.stdout.readline()
+        return server.stdout.readline().strip()
+    finally:
+        server.send_signal(signal.SIGINT)  # as Ctrl-C stops it
+        try:
+            server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+
+
 def test_it_keeps_its_state_in_memory_unless_given_a_file(tmp_path: Path) -> None:
     with start_sandbox() as sandbox:
         create_learner(sandbox)
 
     assert sandbox.state.state_file is None
-    assert _state_file(None, no_persist=True) is None
-    assert _state_file("", no_persist=False) is None
-    assert _state_file(None, no_persist=False) == Path(settings.BASE_DIR) / ".sandbox-state.json"
-    assert _state_file(str(tmp_path / "s.json"), no_persist=False) == tmp_path / "s.json"
+    in_memory = "State is kept in memory only."
+    assert where_the_command_keeps_its_state("--no-persist") == in_memory
+    assert where_the_command_keeps_its_state("--state-file", "") == in_memory
+    default = Path(settings.BASE_DIR) / ".sandbox-state.json"
+    assert where_the_command_keeps_its_state().startswith(f"State is kept in {default} (")
+    assert where_the_command_keeps_its_state("--state-file", str(tmp_path / "s.json")) == (
+        f"State is kept in {tmp_path / 's.json'} (0 learners loaded)."
+    )
 
 
 def test_it_remembers_learners_and_sessions_across_a_restart(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ def test_an_offer_not_yet_submitted_has_no_answers(sandbox: RunningSandbox) -> N
 
     (entry,) = report(sandbox).json()["assessments"]
 
+    assert entry["user_id"] == learner  # this learner's offer
     assert entry["accepted"] == 0
     assert entry["answers"] is None
 

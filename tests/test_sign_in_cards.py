@@ -28,6 +28,7 @@ from tests.factories import (
     put_in_group,
     settings_form,
 )
+from tests.journeys import page_showing
 
 Action = AuditEvent.Action
 ANDROID = (
@@ -93,7 +94,18 @@ def card_in(client: Client, *, secret: str = "", code: str = ""):
 
 
 def is_signed_in(client: Client) -> bool:
-    return client.get("/me/").status_code == 200
+    """Say whether the device reads the learner's own page; False when sent to sign in.
+
+    Any other answer fails the test: signed out is proved by a way to sign in again (the sign-in
+    page, or the card page saying the card's session ended), not by an error.
+    """
+    response = client.get("/me/")
+    if response.status_code == 200:
+        assert "<h1>My assessments</h1>" in response.content.decode()
+        return True
+    assert response.status_code == 302, response.status_code
+    assert response.url.startswith(("/accounts/login/?next=/me/", "/card/?ended=1")), response.url
+    return False
 
 
 # Printing ----------------------------------------------------------------------------------
@@ -239,7 +251,8 @@ def test_a_card_signs_its_pupil_in_after_thats_me_while_the_window_is_open(cards
 
 def test_the_first_post_alone_signs_nobody_in(cards, lesson):
     client = device()
-    client.post("/card/", {"secret": cards["Amy"].secret})
+    first = client.post("/card/", {"secret": cards["Amy"].secret})
+    assert first.status_code == 200 and "<h1>Is this you?</h1>" in first.content.decode()
     assert not is_signed_in(client)
 
 
@@ -449,7 +462,7 @@ def test_the_roster_shows_who_is_in_where_and_how_far(class_2c, teacher, cards, 
 
 def test_a_dsl_who_is_not_the_groups_teacher_sees_no_lesson_controls(class_2c, lesson):
     dsl = make_staff("dee.dsl", role=StaffRole.DSL)
-    page = signed_in(dsl).get(f"/classes/{class_2c.pk}/").content.decode()
+    page = page_showing(signed_in(dsl), f"/classes/{class_2c.pk}/", "<h1>2C <span")
     assert "Lesson sign-in" not in page
     assert signed_in(dsl).post(f"/classes/{class_2c.pk}/sign-in/close/").status_code == 404
 
@@ -477,13 +490,15 @@ def test_many_refused_cards_from_one_address_pause_card_sign_in_there(settings, 
 
 def test_no_card_secret_or_code_reaches_a_log(caplog, class_2c, teacher, cards, lesson):
     caplog.set_level(logging.DEBUG)
-    card_in(device(), secret=cards["Amy"].secret)
-    card_in(device(IPAD), secret=cards["Amy"].secret)  # refused: in use
-    card_in(device(), code=cards["Ben"].code)
+    assert card_in(device(), secret=cards["Amy"].secret)[1].status_code == 302
+    assert card_in(device(IPAD), secret=cards["Amy"].secret)[0].status_code == 403  # in use
+    assert card_in(device(), code=cards["Ben"].code)[1].status_code == 302
     device().post("/card/", {"code": "AAAAA-AAAAA"})
-    signed_in(teacher).get(f"/classes/{class_2c.pk}/cards/")
+    assert signed_in(teacher).get(f"/classes/{class_2c.pk}/cards/").status_code == 200
 
     logged = "\n".join(record.getMessage() for record in caplog.records)
+    # The log was captured, the refusal among it: what is not there was not written.
+    assert f"Card of learner {cards['Amy'].learner.pk} refused: in use" in logged
     for card in cards.values():
         assert card.secret not in logged and card.code not in logged
 

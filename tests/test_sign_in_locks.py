@@ -144,7 +144,10 @@ def test_learners_get_404_and_anonymous_users_sign_in_at_the_locks_pages(
 
 def test_the_learners_record_says_until_when_sign_in_is_locked(staff_client, learner):
     record = f"/learners/{learner.pk}/"
-    assert "Locked until" not in text(staff_client.get(record))
+    unlocked = staff_client.get(record)
+    assert unlocked.status_code == 200
+    assert f"<h1>{learner.display_name}</h1>" in unlocked.content.decode()
+    assert "Locked until" not in text(unlocked)
 
     lock_out("lee.learner")
 

@@ -22,6 +22,7 @@ from tests.factories import (
     put_in_group,
     settings_form,
 )
+from tests.journeys import page_showing
 
 STAFF_PASSWORD = "Sturdy-Lantern-Harbour-7"
 
@@ -174,9 +175,14 @@ def test_an_admin_cannot_take_away_their_own_admin_role(admin):
 
 def test_an_account_that_may_no_longer_sign_in_cannot(admin):
     tom = make_staff("tom.teacher", role=StaffRole.TEACHER)
+    assert Client().login(username="tom.teacher", password=PASSWORD)  # until the change
 
-    signed_in(admin).post(f"/staff/{tom.pk}/", {"email": "t@school.example", "role": "teacher"})
+    response = signed_in(admin).post(
+        f"/staff/{tom.pk}/", {"email": "t@school.example", "role": "teacher"}
+    )
 
+    assert response.status_code == 302
+    assert "Cannot sign in" in signed_in(admin).get(response.url).content.decode()
     assert not Client().login(username="tom.teacher", password=PASSWORD)
 
 
@@ -221,7 +227,8 @@ def test_an_admin_keeps_records_without_reading_results_unless_the_partner_says(
     admin, pupil_with_results
 ):
     client = signed_in(admin)
-    assert "HIGH" not in client.get(f"/learners/{pupil_with_results.pk}/").content.decode()
+    record = f"/learners/{pupil_with_results.pk}/"
+    assert "HIGH" not in page_showing(client, record, f"<h1>{pupil_with_results.display_name}</h1>")
 
     client.post("/settings/", settings_form(admins_see_results=True))
 

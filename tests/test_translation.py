@@ -23,9 +23,9 @@ from django.utils import timezone, translation
 from django.utils.translation import trans_real
 
 from assessments.models import AssessmentAttempt
-from imports.models import ImportJob
-from imports.run import _thread
-from imports.services import import_job_create_from_csv
+from imports.models import ImportJob, ImportRow
+from imports.services import import_job_confirm, import_job_create_from_csv
+from partner_api import get_client
 from partner_api.models import UpstreamFailure
 from tests.factories import HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
@@ -346,11 +346,23 @@ def test_a_csv_download_is_written_in_the_language_of_its_request(in_pseudo_lang
     assert text.splitlines()[0].startswith("\ufeffusername,")  # the header is a data interface
 
 
-def test_an_imports_sending_threads_write_in_the_language_the_job_runs_in(in_pseudo_language):
-    seen: list[str] = []
-    with translation.override("de"):
-        _thread(lambda: seen.append(translation.get_language()), "language-check").join()
-    assert seen == ["de"]
+@pytest.mark.django_db(transaction=True)  # outside a transaction, an import runs in threads
+def test_an_imports_sending_threads_write_in_the_language_the_job_runs_in(
+    in_pseudo_language, settings, staff, upstream
+):
+    settings.LANGUAGE_CODE = "en-gb"  # a new thread starts in this, not in the job's language
+    get_client().create_learner(username="pupil1", password="plum-kettle-9", dob=date(2010, 1, 1))
+    job = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(2)), created_by=staff
+    )
+
+    with translation.override(PSEUDO):  # the language of the staff member who confirms
+        import_job_confirm(job=job, confirmed_by=staff)
+
+    refused = ImportRow.objects.get(job=job, username="pupil1")
+    assert refused.state == ImportRow.State.FAILED
+    # Written by a sending thread: in the job's language, not the thread's default.
+    assert refused.reason.startswith(OPEN) and pseudo("already taken")[1:-1] in refused.reason
 
 
 @pytest.mark.django_db
