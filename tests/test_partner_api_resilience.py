@@ -464,11 +464,11 @@ def test_it_logs_every_attempt_with_its_number_and_what_happens_next(
     upstream.get(NEXT_URL, status=503, headers={"X-Request-Id": "r-1", "Retry-After": "2"})
     upstream.get(NEXT_URL, body=requests.ReadTimeout())
     upstream.get(NEXT_URL, json=payload("next_assessment.json"), headers={"X-Request-Id": "r-3"})
-    caplog.set_level(logging.INFO, logger="partner_api")
+    caplog.set_level(logging.INFO, logger="portal.partner_api")
 
     make_client().next_assessment(LEARNER_ID)
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert len(lines) == 3
     assert lines[0].startswith("partner API next-assessment GET -> 503 in ")
     assert lines[0].endswith(
@@ -479,7 +479,7 @@ def test_it_logs_every_attempt_with_its_number_and_what_happens_next(
     )
     assert lines[1].endswith(" ms (attempt 2/4, request id -); retrying in 0.50 s (backoff)")
     assert lines[2].endswith(" ms (attempt 3/4, request id r-3)")
-    levels = [r.levelno for r in caplog.records if r.name == "partner_api"]
+    levels = [r.levelno for r in caplog.records if r.name == "portal.partner_api"]
     assert levels == [logging.WARNING, logging.WARNING, logging.INFO]
 
 
@@ -492,7 +492,7 @@ def test_it_logs_why_it_did_not_retry(
     upstream.post(CREATE_URL, body=requests.ReadTimeout())
     upstream.get(NEXT_URL, status=503, headers={"Retry-After": "60"})
     upstream.get(VIEW_URL, json={"questions": []})
-    caplog.set_level(logging.INFO, logger="partner_api")
+    caplog.set_level(logging.INFO, logger="portal.partner_api")
     client = make_client()
 
     fail(lambda: submit(client))
@@ -500,7 +500,7 @@ def test_it_logs_why_it_did_not_retry(
     fail(lambda: client.next_assessment(LEARNER_ID))
     fail(lambda: client.view_assessment(LEARNER_ID, 412))
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert lines[0].endswith(
         "(attempt 1/1, request id -); not retried: a submission is never resent by the client"
     )
