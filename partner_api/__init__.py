@@ -1,21 +1,24 @@
 """Client for the Learner Assessment Partner API: the only package of the portal that talks HTTP.
 
 Import it as `from portal import partner_api` (or names from it): checks and scripts rely on
-that path, so every name below stays importable from here wherever it lives. The package owns
-nothing itself; its modules, from the bottom up:
+that path, so every name below stays importable from there wherever it lives. The client's
+modules, from the bottom up:
 
-- types: the dataclasses returned to callers (and Response, taken for a submission);
-- errors: PartnerApiError and its kinds;
+- contract: the dataclasses returned to callers (and Response, taken for a submission), and
+  PartnerApiError with its kinds;
 - assumptions: every guess about the upstream where the spec is silent (docs/partner-api.md);
-- parsing: response bodies validated into the types;
-- replies: error messages, Retry-After and request ids read from replies, secrets redacted;
-- circuit_store: the store through which breakers of several processes share an opening;
-- resilience: the retry policy, the circuit breaker and UpstreamStatus;
-- listeners: CallRecord and the call and circuit listeners;
+- parsing: response bodies validated into the dataclasses; error messages, Retry-After and
+  request ids read from replies, secrets redacted;
+- resilience: the retry policy, the circuit breaker, the store through which breakers of several
+  processes share an opening, and UpstreamStatus;
 - transport: HTTP (the only module that imports requests and urllib3);
-- calls: what happens to every call (breaker, retries, logs, listeners);
-- client: PartnerApiClient and its five endpoints;
-- config: get_client() from Django settings, and upstream_status().
+- calls: what happens to every call (breaker, retries, logs), CallRecord and the listeners;
+- client: PartnerApiClient and its five endpoints; get_client() from Django settings, and
+  upstream_status().
+
+Beside them, the app's Django side: levels (the spec's Level codes), models (UpstreamFailure,
+UpstreamHealth), upstream (what people are told of a failure, the record of failed calls, the
+circuit shared through the cache) and apps (which connects them to the client).
 """
 
 from partner_api.assumptions import (
@@ -37,18 +40,7 @@ from partner_api.assumptions import (
     RETRY_NEVER,
     SMALL_INT_RANGE,
 )
-from partner_api.circuit_store import CircuitStore, circuit_store, set_circuit_store
-from partner_api.client import DEFAULT_TIMEOUT, PartnerApiClient
-from partner_api.config import CLIENT_SETTINGS, get_client, upstream_status
-from partner_api.errors import (
-    PartnerApiBadResponse,
-    PartnerApiCircuitOpen,
-    PartnerApiError,
-    PartnerApiRejected,
-    PartnerApiServerError,
-    PartnerApiUnavailable,
-)
-from partner_api.listeners import (
+from partner_api.calls import (
     CallRecord,
     add_call_listener,
     add_circuit_listener,
@@ -57,7 +49,32 @@ from partner_api.listeners import (
     remove_call_listener,
     remove_circuit_listener,
 )
-from partner_api.replies import REDACTED, UPSTREAM_MESSAGE_LIMIT
+from partner_api.client import (
+    CLIENT_SETTINGS,
+    DEFAULT_TIMEOUT,
+    PartnerApiClient,
+    get_client,
+    upstream_status,
+)
+from partner_api.contract import (
+    Answer,
+    AssessmentContent,
+    AssessmentInfo,
+    AssessmentResults,
+    CreatedLearner,
+    FocusArea,
+    NextAssessment,
+    PartnerApiBadResponse,
+    PartnerApiCircuitOpen,
+    PartnerApiError,
+    PartnerApiRejected,
+    PartnerApiServerError,
+    PartnerApiUnavailable,
+    Question,
+    Response,
+    SubmitReceipt,
+)
+from partner_api.parsing import REDACTED, UPSTREAM_MESSAGE_LIMIT
 from partner_api.resilience import (
     DEFAULT_BACKOFF,
     DEFAULT_BACKOFF_CAP,
@@ -69,6 +86,7 @@ from partner_api.resilience import (
     MIN_ATTEMPT_SECONDS,
     BreakerSnapshot,
     CircuitBreaker,
+    CircuitStore,
     Permit,
     RetryPlan,
     RetryPolicy,
@@ -76,26 +94,16 @@ from partner_api.resilience import (
     Verdict,
     breaker_for,
     check_breaker_settings,
+    circuit_store,
     existing_breaker,
     reset_circuit_breakers,
+    set_circuit_store,
     status_of,
 )
 from partner_api.transport import (
     SUBMIT_TEXT_BODY_LIMIT,
     UNAVAILABLE_STATUSES,
     USER_AGENT,
-)
-from partner_api.types import (
-    Answer,
-    AssessmentContent,
-    AssessmentInfo,
-    AssessmentResults,
-    CreatedLearner,
-    FocusArea,
-    NextAssessment,
-    Question,
-    Response,
-    SubmitReceipt,
 )
 
 __all__ = [
