@@ -24,14 +24,12 @@ from partner_api import (
     PartnerApiServerError,
     PartnerApiUnavailable,
     Response,
-    RetryPolicy,
-    UpstreamStatus,
     add_call_listener,
     get_client,
-    remove_call_listener,
-    reset_circuit_breakers,
-    upstream_status,
 )
+from partner_api.calls import remove_call_listener
+from partner_api.client import upstream_status
+from partner_api.resilience import RetryPolicy, UpstreamStatus, reset_circuit_breakers
 from tests.partner_api_support import (
     API_KEY,
     BASE,
@@ -1022,7 +1020,8 @@ class CountingStore:
 def test_banners_read_another_processs_open_circuit_at_most_once_a_second(monkeypatch):
     import time as time_module
 
-    from partner_api import resilience, set_circuit_store
+    from partner_api import resilience
+    from partner_api.resilience import set_circuit_store
 
     store = CountingStore(until=time_module.time() + 30)
     set_circuit_store(store)
