@@ -1,91 +1,31 @@
 """Client for the Learner Assessment Partner API: the only package of the portal that talks HTTP.
 
-Import it as `from portal import partner_api` (or names from it): checks and scripts rely on
-that path, so every name below stays importable from here wherever it lives. The package owns
-nothing itself; its modules, from the bottom up:
+The package exports what the apps use, and the client contract of ../shared/DESIGN.md (section
+3): the client, get_client(), the dataclasses and the errors. Anything else is imported from its
+module (`from partner_api.resilience import reset_circuit_breakers`). `portal.partner_api`, the
+old address that checks and scripts import, still offers every name it offered before. The
+client's modules, from the bottom up:
 
-- types: the dataclasses returned to callers (and Response, taken for a submission);
-- errors: PartnerApiError and its kinds;
+- contract: the dataclasses returned to callers (and Response, taken for a submission), and
+  PartnerApiError with its kinds;
 - assumptions: every guess about the upstream where the spec is silent (docs/partner-api.md);
-- parsing: response bodies validated into the types;
-- replies: error messages, Retry-After and request ids read from replies, secrets redacted;
-- circuit_store: the store through which breakers of several processes share an opening;
-- resilience: the retry policy, the circuit breaker and UpstreamStatus;
-- listeners: CallRecord and the call and circuit listeners;
+- parsing: response bodies validated into the dataclasses; error messages, Retry-After and
+  request ids read from replies, secrets redacted;
+- resilience: the retry policy, the circuit breaker, the store through which breakers of several
+  processes share an opening, and UpstreamStatus;
 - transport: HTTP (the only module that imports requests and urllib3);
-- calls: what happens to every call (breaker, retries, logs, listeners);
-- client: PartnerApiClient and its five endpoints;
-- config: get_client() from Django settings, and upstream_status().
+- calls: what happens to every call (breaker, retries, logs), CallRecord and the listeners;
+- client: PartnerApiClient and its five endpoints; get_client() from Django settings, and
+  upstream_status().
+
+Beside them, the app's Django side: levels (the spec's Level codes), models (UpstreamFailure,
+UpstreamHealth), upstream (what people are told of a failure, the record of failed calls, the
+circuit shared through the cache) and apps (which connects them to the client).
 """
 
-from partner_api.assumptions import (
-    API_KEY_HEADER,
-    API_PREFIX,
-    DECIMAL_LIMIT,
-    DECIMAL_PLACES,
-    ENDPOINT_PATHS,
-    ENDPOINT_RETRIES,
-    ERROR_MESSAGE_FIELDS,
-    ID_RANGE,
-    IDENTIFIER_LIMIT,
-    LEARNER_ID_HEADER,
-    LEVEL_PARAM,
-    NOT_RETRIED,
-    REQUEST_ID_HEADERS,
-    RETRY_IF_NOT_SENT,
-    RETRY_IF_UNAVAILABLE,
-    RETRY_NEVER,
-    SMALL_INT_RANGE,
-)
-from partner_api.circuit_store import CircuitStore, circuit_store, set_circuit_store
-from partner_api.client import DEFAULT_TIMEOUT, PartnerApiClient
-from partner_api.config import CLIENT_SETTINGS, get_client, upstream_status
-from partner_api.errors import (
-    PartnerApiBadResponse,
-    PartnerApiCircuitOpen,
-    PartnerApiError,
-    PartnerApiRejected,
-    PartnerApiServerError,
-    PartnerApiUnavailable,
-)
-from partner_api.listeners import (
-    CallRecord,
-    add_call_listener,
-    add_circuit_listener,
-    notify_call_listeners,
-    notify_circuit_listeners,
-    remove_call_listener,
-    remove_circuit_listener,
-)
-from partner_api.replies import REDACTED, UPSTREAM_MESSAGE_LIMIT
-from partner_api.resilience import (
-    DEFAULT_BACKOFF,
-    DEFAULT_BACKOFF_CAP,
-    DEFAULT_BREAKER_COOLDOWN,
-    DEFAULT_BREAKER_THRESHOLD,
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_RETRY_AFTER_CAP,
-    DEFAULT_RETRY_BUDGET,
-    MIN_ATTEMPT_SECONDS,
-    BreakerSnapshot,
-    CircuitBreaker,
-    Permit,
-    RetryPlan,
-    RetryPolicy,
-    UpstreamStatus,
-    Verdict,
-    breaker_for,
-    check_breaker_settings,
-    existing_breaker,
-    reset_circuit_breakers,
-    status_of,
-)
-from partner_api.transport import (
-    SUBMIT_TEXT_BODY_LIMIT,
-    UNAVAILABLE_STATUSES,
-    USER_AGENT,
-)
-from partner_api.types import (
+from partner_api.calls import CallRecord, add_call_listener
+from partner_api.client import PartnerApiClient, get_client
+from partner_api.contract import (
     Answer,
     AssessmentContent,
     AssessmentInfo,
@@ -93,21 +33,23 @@ from partner_api.types import (
     CreatedLearner,
     FocusArea,
     NextAssessment,
+    PartnerApiBadResponse,
+    PartnerApiCircuitOpen,
+    PartnerApiError,
+    PartnerApiRejected,
+    PartnerApiServerError,
+    PartnerApiUnavailable,
     Question,
     Response,
     SubmitReceipt,
 )
 
 __all__ = [
-    # The client contract, and the retries, breaker and listeners around it.
+    # The client contract: the client, the dataclasses it returns and takes, its errors.
     "Answer",
     "AssessmentContent",
     "AssessmentInfo",
     "AssessmentResults",
-    "BreakerSnapshot",
-    "CallRecord",
-    "CircuitBreaker",
-    "CircuitStore",
     "CreatedLearner",
     "FocusArea",
     "NextAssessment",
@@ -118,60 +60,11 @@ __all__ = [
     "PartnerApiRejected",
     "PartnerApiServerError",
     "PartnerApiUnavailable",
-    "Permit",
     "Question",
     "Response",
-    "RetryPlan",
-    "RetryPolicy",
     "SubmitReceipt",
-    "UpstreamStatus",
-    "Verdict",
-    "add_call_listener",
-    "add_circuit_listener",
-    "breaker_for",
-    "check_breaker_settings",
-    "circuit_store",
-    "existing_breaker",
     "get_client",
-    "notify_call_listeners",
-    "notify_circuit_listeners",
-    "remove_call_listener",
-    "remove_circuit_listener",
-    "reset_circuit_breakers",
-    "set_circuit_store",
-    "status_of",
-    "upstream_status",
-    # The assumptions, defaults and limits, readable here as they were before the package.
-    "API_KEY_HEADER",
-    "API_PREFIX",
-    "CLIENT_SETTINGS",
-    "DECIMAL_LIMIT",
-    "DECIMAL_PLACES",
-    "DEFAULT_BACKOFF",
-    "DEFAULT_BACKOFF_CAP",
-    "DEFAULT_BREAKER_COOLDOWN",
-    "DEFAULT_BREAKER_THRESHOLD",
-    "DEFAULT_MAX_ATTEMPTS",
-    "DEFAULT_RETRY_AFTER_CAP",
-    "DEFAULT_RETRY_BUDGET",
-    "DEFAULT_TIMEOUT",
-    "ENDPOINT_PATHS",
-    "ENDPOINT_RETRIES",
-    "ERROR_MESSAGE_FIELDS",
-    "IDENTIFIER_LIMIT",
-    "ID_RANGE",
-    "LEARNER_ID_HEADER",
-    "LEVEL_PARAM",
-    "MIN_ATTEMPT_SECONDS",
-    "NOT_RETRIED",
-    "REDACTED",
-    "REQUEST_ID_HEADERS",
-    "RETRY_IF_NOT_SENT",
-    "RETRY_IF_UNAVAILABLE",
-    "RETRY_NEVER",
-    "SMALL_INT_RANGE",
-    "SUBMIT_TEXT_BODY_LIMIT",
-    "UNAVAILABLE_STATUSES",
-    "UPSTREAM_MESSAGE_LIMIT",
-    "USER_AGENT",
+    # What the operations metrics listen to (ops.apps, ops.metrics).
+    "CallRecord",
+    "add_call_listener",
 ]

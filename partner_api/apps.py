@@ -9,7 +9,8 @@ class PartnerApiConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from partner_api import add_call_listener, add_circuit_listener, set_circuit_store
+        from partner_api.calls import add_call_listener, add_circuit_listener
+        from partner_api.resilience import set_circuit_store
         from partner_api.upstream import (
             CacheCircuitStore,
             publish_circuit_change,

@@ -15,7 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from partner_api.types import Response
+from partner_api.contract import Response
 
 # ---------------------------------------------------------------------------------------------
 # Assumptions where the spec is silent (docs/partner-api.md). Everything the client guesses
@@ -41,11 +41,11 @@ LEVEL_PARAM = "level"
 #   and is sent back as a JSON integer when it is all digits (the request schema says integer).
 #
 # - Error bodies: a JSON object whose `error`, `message` or `detail` holds a message;
-#   otherwise the status alone (see `replies._upstream_message`).
+#   otherwise the status alone (see `parsing._upstream_message`).
 ERROR_MESSAGE_FIELDS = ("error", "message", "detail")
 #
 # - Request ids: the upstream's request id, if it sends one, is read from the first of these
-#   response headers that is present (see `replies._request_id`).
+#   response headers that is present (see `parsing._request_id`).
 REQUEST_ID_HEADERS = ("X-Request-Id", "X-Correlation-Id", "Request-Id")
 #
 # - Ranges: the spec gives types, not ranges. Ids are positive 64-bit integers, counts,

@@ -1,21 +1,27 @@
-"""The partner API client: PartnerApiClient and its five endpoints.
+"""The partner API client: PartnerApiClient and its five endpoints, and the process's client.
 
 Owns the client's configuration (checking the base URL, key, timeout, retry and breaker
 settings) and the endpoints of the contract: each checks its arguments, builds its request
 (path, learnerid header, query, body) and names the parser of its reply. Every call then goes
-through calls.Caller (breaker, retries, logs) and transport.Transport (HTTP).
+through calls.Caller (breaker, retries, logs) and transport.Transport (HTTP). Also owns where
+the process's client comes from: get_client() builds it from the PARTNER_API_* settings (each
+read from the environment by portal.settings) and keeps it until they change, and
+upstream_status() tells pages and banners, without any I/O, whether calls fail fast.
 """
 
 from __future__ import annotations
 
 import math
 import random as _random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.views.decorators.debug import sensitive_variables
 
 from partner_api.assumptions import (
@@ -27,6 +33,14 @@ from partner_api.assumptions import (
     _submission_body,
 )
 from partner_api.calls import Caller
+from partner_api.contract import (
+    AssessmentContent,
+    AssessmentResults,
+    CreatedLearner,
+    NextAssessment,
+    Response,
+    SubmitReceipt,
+)
 from partner_api.parsing import (
     _CONTROL_CHARS,
     _parse_assessment_content,
@@ -57,16 +71,14 @@ from partner_api.transport import (
     _Request,
     read_json,
 )
-from partner_api.types import (
-    AssessmentContent,
-    AssessmentResults,
-    CreatedLearner,
-    NextAssessment,
-    Response,
-    SubmitReceipt,
-)
 
-__all__ = ["DEFAULT_TIMEOUT", "PartnerApiClient"]
+__all__ = [
+    "CLIENT_SETTINGS",
+    "DEFAULT_TIMEOUT",
+    "PartnerApiClient",
+    "get_client",
+    "upstream_status",
+]
 
 DEFAULT_TIMEOUT = (3.05, 10.0)
 
@@ -317,3 +329,55 @@ def _header_learner_id(learner_id: str) -> str:
     if _CONTROL_CHARS.search(learner_id) or learner_id != learner_id.strip():
         raise ValueError("learner_id contains whitespace or control characters")
     return learner_id
+
+
+# The process's client, from Django settings ---------------------------------------------------
+
+# Each client option and the setting (and environment variable) it comes from.
+CLIENT_SETTINGS = {
+    "retry_budget": ("PARTNER_API_RETRY_BUDGET", DEFAULT_RETRY_BUDGET),
+    "max_attempts": ("PARTNER_API_RETRY_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
+    "backoff": ("PARTNER_API_RETRY_BACKOFF", DEFAULT_BACKOFF),
+    "backoff_cap": ("PARTNER_API_RETRY_BACKOFF_CAP", DEFAULT_BACKOFF_CAP),
+    "retry_after_cap": ("PARTNER_API_RETRY_AFTER_CAP", DEFAULT_RETRY_AFTER_CAP),
+    "breaker_threshold": ("PARTNER_API_BREAKER_THRESHOLD", DEFAULT_BREAKER_THRESHOLD),
+    "breaker_cooldown": ("PARTNER_API_BREAKER_COOLDOWN", DEFAULT_BREAKER_COOLDOWN),
+}
+
+_cached_client: tuple[tuple[Any, ...], PartnerApiClient] | None = None
+_cache_lock = threading.Lock()
+
+
+def get_client() -> PartnerApiClient:
+    """Return the process's client for the configured upstream, rebuilt if settings changed."""
+    global _cached_client
+    base_url = settings.PARTNER_API_BASE_URL
+    api_key = settings.PARTNER_API_KEY
+    timeout = getattr(settings, "PARTNER_API_TIMEOUT", DEFAULT_TIMEOUT)
+    options = {
+        option: getattr(settings, name, default)
+        for option, (name, default) in CLIENT_SETTINGS.items()
+    }
+    with _cache_lock:
+        try:
+            key = (base_url, api_key, _normalise_timeout(timeout), *options.items())
+            if _cached_client is not None and _cached_client[0] == key:
+                return _cached_client[1]
+            client = PartnerApiClient(base_url, api_key, timeout, **options)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"PARTNER_API_* settings: {exc}") from None
+        # The old client is left to the garbage collector: another thread may still use it.
+        # Its circuit breaker lives on: it belongs to the upstream, not to the client.
+        _cached_client = (key, client)
+        return client
+
+
+def upstream_status(base_url: str | None = None) -> UpstreamStatus:
+    """Say whether calls to the configured upstream (or `base_url`) fail fast; never does I/O."""
+    if base_url is None:
+        base_url = settings.PARTNER_API_BASE_URL
+    try:
+        breaker = existing_breaker(_breaker_key(base_url))
+    except ValueError:  # a broken setting: get_client() reports it, a banner should not
+        breaker = None
+    return status_of(breaker)

@@ -1,25 +1,35 @@
-"""Validation of the upstream's JSON bodies into the client's dataclasses.
+"""What the upstream's replies say: bodies validated into the contract's dataclasses, and an
+error reply's message, Retry-After and request id.
 
 Owns the shape checks (a required field missing or of the wrong type is a _ShapeError naming its
 path; unknown extra fields are ignored) and the _parse_* functions, one per kind of body, which
-sort questions and answers by DisplayOrder. Pure functions: no HTTP, no logging.
+sort questions and answers by DisplayOrder; and reading an error reply's body and headers, with
+any text taken from the upstream made safe to show: the values the call must never echo (the
+API key, the learner id, a password) are redacted, control characters folded and the length
+capped. Pure functions on data, bytes and header mappings: no HTTP library, no logging.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from partner_api.assumptions import (
     DECIMAL_LIMIT,
     DECIMAL_PLACES,
+    ERROR_MESSAGE_FIELDS,
     ID_RANGE,
     IDENTIFIER_LIMIT,
+    REQUEST_ID_HEADERS,
     SMALL_INT_RANGE,
 )
-from partner_api.types import (
+from partner_api.contract import (
     Answer,
     AssessmentContent,
     AssessmentInfo,
@@ -29,6 +39,8 @@ from partner_api.types import (
     NextAssessment,
     Question,
 )
+
+# Bodies ---------------------------------------------------------------------------------------
 
 _INTEGER = re.compile(r"-?[0-9]+")
 # Also refused in the API key and learner ids the client sends, and folded out of messages.
@@ -309,3 +321,92 @@ def _parse_focus_area(data: Any, path: str) -> FocusArea:
         needs_help=_text(item, "needs_help", path),
         questions_count=_integer(item, "questions_count", path),
     )
+
+
+# Error replies --------------------------------------------------------------------------------
+
+UPSTREAM_MESSAGE_LIMIT = 300
+REDACTED = "[redacted]"
+
+# Keys of structured error details that may echo the submitted input (passwords included).
+_ECHO_KEYS = frozenset({"input", "ctx", "url", "value", "password"})
+
+
+def _request_id(headers: Mapping[str, str], secrets: tuple[str, ...]) -> str | None:
+    """Read the upstream's request id header, if any."""
+    for header in REQUEST_ID_HEADERS:
+        value = headers.get(header)
+        if value:
+            return _clean_text(value, 100, secrets) or None
+    return None
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Parse Retry-After (seconds or an HTTP date) into seconds from now."""
+    value = headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return max(seconds, 0.0)
+
+
+def _upstream_message(content: bytes, secrets: tuple[str, ...]) -> str | None:
+    """Take a short message from a JSON error body's error/message/detail, if it has one."""
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    for field in ERROR_MESSAGE_FIELDS:
+        rendered = _render_message(data.get(field), depth=0)
+        if rendered:
+            return _clean_text(rendered, UPSTREAM_MESSAGE_LIMIT, secrets) or None
+    return None
+
+
+def _render_message(value: Any, depth: int) -> str:
+    """Render a message, or a list/dict of validation details, as one short line."""
+    if isinstance(value, str):
+        return value
+    if depth > 3:
+        return ""
+    if isinstance(value, list):
+        return "; ".join(filter(None, (_render_message(item, depth + 1) for item in value[:10])))
+    if isinstance(value, dict):
+        text = value.get("msg") or value.get("message")
+        if isinstance(text, str):  # {"loc": [...], "msg": "..."} and friends
+            loc = value.get("loc")
+            if isinstance(loc, list) and loc:
+                return ".".join(str(part) for part in loc) + ": " + text
+            return text
+        parts = []
+        for key, item in list(value.items())[:10]:
+            if str(key) in _ECHO_KEYS:
+                continue
+            rendered = _render_message(item, depth + 1)
+            if rendered:
+                parts.append(f"{key}: {rendered}")
+        return "; ".join(parts)
+    return ""
+
+
+def _clean_text(text: str, limit: int, secrets: tuple[str, ...]) -> str:
+    """Redact secrets, fold control characters and whitespace, and truncate."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = " ".join(_CONTROL_CHARS.sub(" ", text).split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text

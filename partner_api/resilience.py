@@ -2,9 +2,9 @@
 
 Owns the retry policy (bounded attempts, full-jitter backoff, Retry-After, a time budget per
 call), the circuit breaker with its per-process registry (one breaker per upstream, shared by
-every client of it), and UpstreamStatus, the breaker's view that banners show. Which endpoint may
-be retried at all is an assumption (assumptions.ENDPOINT_RETRIES); calls.Caller puts the two
-together.
+every client of it), the circuit store through which the breakers of several processes share an
+opening, and UpstreamStatus, the breaker's view that banners show. Which endpoint may be retried
+at all is an assumption (assumptions.ENDPOINT_RETRIES); calls.Caller puts the two together.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
-
-from partner_api.circuit_store import circuit_store
+from typing import Protocol
 
 __all__ = [
     "BreakerSnapshot",
     "CircuitBreaker",
+    "CircuitStore",
     "Permit",
     "RetryPlan",
     "RetryPolicy",
@@ -30,8 +30,10 @@ __all__ = [
     "Verdict",
     "breaker_for",
     "check_breaker_settings",
+    "circuit_store",
     "existing_breaker",
     "reset_circuit_breakers",
+    "set_circuit_store",
     "status_of",
 ]
 
@@ -126,6 +128,45 @@ class RetryPolicy:
         return RetryPlan(delay, f"retrying in {delay:.2f} s ({why})")
 
 
+# Circuit store --------------------------------------------------------------------------------
+
+# A breaker keeps its state in its own process. With a store set (the portal sets one on its
+# shared cache, partner_api.upstream.CacheCircuitStore, when CACHE_URL is Redis), a breaker that
+# opens also writes until when, and every breaker of that upstream, in any process, fails fast
+# until then too. Without one (the default, and the local-memory cache), each process decides
+# alone. Times in the store are wall-clock seconds since the epoch: monotonic clocks of two
+# processes do not agree.
+
+
+class CircuitStore(Protocol):
+    """Shared record of open circuits, by breaker key; reads that fail must return None."""
+
+    def open_until(self, key: str) -> float | None:
+        """Return until when (epoch seconds) the upstream's circuit is open, if it is."""
+
+    def set_open(self, key: str, until: float) -> None:
+        """Record that the circuit is open until `until` (epoch seconds)."""
+
+    def set_closed(self, key: str) -> None:
+        """Record that the circuit is closed: calls go through again."""
+
+
+_store: CircuitStore | None = None
+_store_lock = threading.Lock()
+
+
+def set_circuit_store(store: CircuitStore | None) -> None:
+    """Share open circuits through `store` from now on (None: each process alone)."""
+    global _store
+    with _store_lock:
+        _store = store
+
+
+def circuit_store() -> CircuitStore | None:
+    """Return the store breakers share open circuits through, if any."""
+    return _store
+
+
 # Circuit breaker ------------------------------------------------------------------------------
 
 
@@ -169,7 +210,7 @@ class CircuitBreaker:
     closes the circuit, its DOWN end opens it for another cool-down. A threshold of 0 turns the
     breaker off. Calls that were already under way when it opened only move the count.
 
-    With a circuit store (circuit_store.set_circuit_store) and a key, an opening is shared: a
+    With a circuit store (set_circuit_store) and a key, an opening is shared: a
     closed breaker also fails fast while another process's circuit of the same key is open.
     """
 

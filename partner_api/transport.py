@@ -19,16 +19,15 @@ from django.views.decorators.debug import sensitive_variables
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from partner_api.assumptions import API_KEY_HEADER
-from partner_api.errors import (
+from partner_api.contract import (
     PartnerApiBadResponse,
     PartnerApiError,
     PartnerApiRejected,
     PartnerApiServerError,
     PartnerApiUnavailable,
+    SubmitReceipt,
 )
-from partner_api.parsing import _ShapeError
-from partner_api.replies import _request_id, _retry_after, _upstream_message
-from partner_api.types import SubmitReceipt
+from partner_api.parsing import _request_id, _retry_after, _ShapeError, _upstream_message
 
 SUBMIT_TEXT_BODY_LIMIT = 2000
 USER_AGENT = "partner-portal/0.1"

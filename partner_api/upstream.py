@@ -15,15 +15,14 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from partner_api import (
+from partner_api.client import get_client, upstream_status
+from partner_api.contract import (
     PartnerApiBadResponse,
     PartnerApiCircuitOpen,
     PartnerApiError,
     PartnerApiRejected,
     PartnerApiServerError,
     PartnerApiUnavailable,
-    get_client,
-    upstream_status,
 )
 
 # Every failure is one of these kinds; what people are told is looked up by kind below.

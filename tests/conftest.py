@@ -6,13 +6,13 @@ from django.core.cache import cache
 
 from assessments import page_markup
 from learners.models import Learner
-from partner_api import (
+from partner_api.calls import (
     add_call_listener,
     add_circuit_listener,
     remove_call_listener,
     remove_circuit_listener,
-    reset_circuit_breakers,
 )
+from partner_api.resilience import reset_circuit_breakers
 from partner_api.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
 from tests.axe_coverage import (  # noqa: F401 (hooks, registered by being imported here)

@@ -198,8 +198,8 @@ def test_the_banner_shows_when_another_process_found_the_service_down(client, pu
 def test_an_opened_circuit_is_published_for_other_processes_and_cleared_on_recovery(
     client, pupil, upstream, breaker, settings
 ):
-    from partner_api import reset_circuit_breakers
     from partner_api.models import UpstreamHealth
+    from partner_api.resilience import reset_circuit_breakers
 
     upstream.state.faults.add("next-assessment", "503", times=2)
     client.force_login(pupil.user)

@@ -1,11 +1,15 @@
 """Tests for the partner API client, with the upstream mocked by `responses`."""
 
+import ast
+import importlib
 import json
 import logging
+import pkgutil
 import traceback
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +33,8 @@ from partner_api import (
     Response,
     SubmitReceipt,
     get_client,
-    reset_circuit_breakers,
 )
+from partner_api.resilience import reset_circuit_breakers
 from tests.partner_api_support import (
     API_KEY,
     BASE,
@@ -997,3 +1001,142 @@ def test_the_client_package_has_no_import_circle() -> None:
     assert (package / "transport.py").exists()
 
     assert modules_in_or_under_a_circle(package) == []
+
+
+# Every name `from portal import partner_api` offered before the client left portal/: checks and
+# scripts import that address (../shared/DESIGN.md, section 3), so the list only ever grows.
+OLD_ADDRESS_NAMES = [
+    "Answer",
+    "AssessmentContent",
+    "AssessmentInfo",
+    "AssessmentResults",
+    "CreatedLearner",
+    "FocusArea",
+    "NextAssessment",
+    "Question",
+    "Response",
+    "SubmitReceipt",
+    "PartnerApiError",
+    "PartnerApiUnavailable",
+    "PartnerApiCircuitOpen",
+    "PartnerApiRejected",
+    "PartnerApiBadResponse",
+    "PartnerApiServerError",
+    "PartnerApiClient",
+    "get_client",
+    "upstream_status",
+    "UpstreamStatus",
+    "CLIENT_SETTINGS",
+    "DEFAULT_TIMEOUT",
+    "RetryPolicy",
+    "RetryPlan",
+    "MIN_ATTEMPT_SECONDS",
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_RETRY_BUDGET",
+    "DEFAULT_BACKOFF",
+    "DEFAULT_BACKOFF_CAP",
+    "DEFAULT_RETRY_AFTER_CAP",
+    "CircuitBreaker",
+    "BreakerSnapshot",
+    "Permit",
+    "Verdict",
+    "breaker_for",
+    "existing_breaker",
+    "check_breaker_settings",
+    "reset_circuit_breakers",
+    "status_of",
+    "DEFAULT_BREAKER_THRESHOLD",
+    "DEFAULT_BREAKER_COOLDOWN",
+    "CircuitStore",
+    "circuit_store",
+    "set_circuit_store",
+    "CallRecord",
+    "add_call_listener",
+    "remove_call_listener",
+    "notify_call_listeners",
+    "add_circuit_listener",
+    "remove_circuit_listener",
+    "notify_circuit_listeners",
+    "API_PREFIX",
+    "API_KEY_HEADER",
+    "LEARNER_ID_HEADER",
+    "LEVEL_PARAM",
+    "ENDPOINT_PATHS",
+    "ERROR_MESSAGE_FIELDS",
+    "REQUEST_ID_HEADERS",
+    "ID_RANGE",
+    "IDENTIFIER_LIMIT",
+    "SMALL_INT_RANGE",
+    "DECIMAL_LIMIT",
+    "DECIMAL_PLACES",
+    "ENDPOINT_RETRIES",
+    "NOT_RETRIED",
+    "RETRY_IF_UNAVAILABLE",
+    "RETRY_IF_NOT_SENT",
+    "RETRY_NEVER",
+    "REDACTED",
+    "UPSTREAM_MESSAGE_LIMIT",
+    "SUBMIT_TEXT_BODY_LIMIT",
+    "UNAVAILABLE_STATUSES",
+    "USER_AGENT",
+]
+
+# The client contract of ../shared/DESIGN.md (section 3) and docs/partner-api.md: exported by the
+# package whether or not an app imports it today.
+CONTRACT_NAMES = [
+    "PartnerApiClient",
+    "get_client",
+    "CreatedLearner",
+    "NextAssessment",
+    "AssessmentContent",
+    "SubmitReceipt",
+    "Response",
+    "AssessmentResults",
+    "Question",
+    "Answer",
+    "AssessmentInfo",
+    "FocusArea",
+    "PartnerApiError",
+    "PartnerApiUnavailable",
+    "PartnerApiCircuitOpen",
+    "PartnerApiRejected",
+    "PartnerApiBadResponse",
+    "PartnerApiServerError",
+]
+
+
+def test_the_old_address_offers_every_name_it_did_as_the_clients_own_object() -> None:
+    import partner_api
+    from portal import partner_api as old_address
+
+    assert len(set(OLD_ADDRESS_NAMES)) == len(OLD_ADDRESS_NAMES) == 73
+    assert sorted(old_address.__all__) == sorted(OLD_ADDRESS_NAMES)
+    assert set(OLD_ADDRESS_NAMES).issuperset(CONTRACT_NAMES)
+    client_modules = [
+        importlib.import_module(f"partner_api.{module.name}")
+        for module in pkgutil.iter_modules(partner_api.__path__)
+    ]
+    for name in OLD_ADDRESS_NAMES:
+        # Whichever of the client's modules holds the name, it holds this very object: the old
+        # address re-exports, it never copies.
+        held = [vars(module)[name] for module in client_modules if name in vars(module)]
+        assert held, name
+        assert all(value is getattr(old_address, name) for value in held), name
+        if name in partner_api.__all__:
+            assert getattr(partner_api, name) is getattr(old_address, name), name
+
+
+def test_the_package_exports_what_the_apps_import_and_the_contract_no_more() -> None:
+    import partner_api
+
+    imported = set()
+    for path in project_sources():
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] == "partner_api" or relative == Path("portal", "partner_api.py"):
+            continue  # the client itself, and the old address that re-exports it all
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "partner_api" and not node.level:
+                imported.update(alias.name for alias in node.names)
+
+    assert sorted(partner_api.__all__) == sorted(imported.union(CONTRACT_NAMES))
+    assert all(hasattr(partner_api, name) for name in partner_api.__all__)

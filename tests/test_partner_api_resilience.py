@@ -24,14 +24,12 @@ from partner_api import (
     PartnerApiServerError,
     PartnerApiUnavailable,
     Response,
-    RetryPolicy,
-    UpstreamStatus,
     add_call_listener,
     get_client,
-    remove_call_listener,
-    reset_circuit_breakers,
-    upstream_status,
 )
+from partner_api.calls import remove_call_listener
+from partner_api.client import upstream_status
+from partner_api.resilience import RetryPolicy, UpstreamStatus, reset_circuit_breakers
 from tests.partner_api_support import (
     API_KEY,
     BASE,
@@ -464,11 +462,11 @@ def test_it_logs_every_attempt_with_its_number_and_what_happens_next(
     upstream.get(NEXT_URL, status=503, headers={"X-Request-Id": "r-1", "Retry-After": "2"})
     upstream.get(NEXT_URL, body=requests.ReadTimeout())
     upstream.get(NEXT_URL, json=payload("next_assessment.json"), headers={"X-Request-Id": "r-3"})
-    caplog.set_level(logging.INFO, logger="partner_api")
+    caplog.set_level(logging.INFO, logger="portal.partner_api")
 
     make_client().next_assessment(LEARNER_ID)
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert len(lines) == 3
     assert lines[0].startswith("partner API next-assessment GET -> 503 in ")
     assert lines[0].endswith(
@@ -479,7 +477,7 @@ def test_it_logs_every_attempt_with_its_number_and_what_happens_next(
     )
     assert lines[1].endswith(" ms (attempt 2/4, request id -); retrying in 0.50 s (backoff)")
     assert lines[2].endswith(" ms (attempt 3/4, request id r-3)")
-    levels = [r.levelno for r in caplog.records if r.name == "partner_api"]
+    levels = [r.levelno for r in caplog.records if r.name == "portal.partner_api"]
     assert levels == [logging.WARNING, logging.WARNING, logging.INFO]
 
 
@@ -492,7 +490,7 @@ def test_it_logs_why_it_did_not_retry(
     upstream.post(CREATE_URL, body=requests.ReadTimeout())
     upstream.get(NEXT_URL, status=503, headers={"Retry-After": "60"})
     upstream.get(VIEW_URL, json={"questions": []})
-    caplog.set_level(logging.INFO, logger="partner_api")
+    caplog.set_level(logging.INFO, logger="portal.partner_api")
     client = make_client()
 
     fail(lambda: submit(client))
@@ -500,7 +498,7 @@ def test_it_logs_why_it_did_not_retry(
     fail(lambda: client.next_assessment(LEARNER_ID))
     fail(lambda: client.view_assessment(LEARNER_ID, 412))
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "partner_api"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "portal.partner_api"]
     assert lines[0].endswith(
         "(attempt 1/1, request id -); not retried: a submission is never resent by the client"
     )
@@ -1022,7 +1020,8 @@ class CountingStore:
 def test_banners_read_another_processs_open_circuit_at_most_once_a_second(monkeypatch):
     import time as time_module
 
-    from partner_api import resilience, set_circuit_store
+    from partner_api import resilience
+    from partner_api.resilience import set_circuit_store
 
     store = CountingStore(until=time_module.time() + 30)
     set_circuit_store(store)
