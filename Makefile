@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test test-quick install lint check-migrations
+.PHONY: run test test-quick test-backend install lint check-migrations
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,12 @@ test: install
 # The suite without the browser tests (marker `browser`): the quick loop while editing.
 test-quick: install
 	$(PY) -m pytest -n auto -m "not browser"
+
+# Only the tests whose behaviour depends on the database backend (marker `backend`), on the
+# DATABASE_URL database (SQLite by default). CI runs the whole suite on PostgreSQL and these
+# on SQLite too (.ci/run). No test marked means pytest's exit code 5: a failure here.
+test-backend: install
+	$(PY) -m pytest -n auto -m backend
 
 lint: install
 	$(VENV)/bin/ruff check .

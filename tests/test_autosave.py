@@ -45,6 +45,7 @@ def saved(attempt: AssessmentAttempt) -> dict[str, str]:
 # Saving one answer ------------------------------------------------------------------------------
 
 
+@pytest.mark.backend  # an upsert (bulk_create update_conflicts)
 def test_it_saves_one_answer_as_it_is_chosen(client, attempt):
     response = client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=2))
     assert response.status_code == 200
@@ -55,6 +56,7 @@ def test_it_saves_one_answer_as_it_is_chosen(client, attempt):
     assert attempt.state == State.IN_PROGRESS
 
 
+@pytest.mark.backend  # an upsert (bulk_create update_conflicts)
 def test_a_later_choice_replaces_the_earlier_one(client, attempt):
     client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=0))
     client.post(attempt_url(attempt, "answers/"), one_answer(attempt, choice=3))

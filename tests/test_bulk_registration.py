@@ -371,8 +371,12 @@ def test_a_10000_row_file_is_checked_in_flat_memory(staff, db, settings):
 
 
 # Registering -----------------------------------------------------------------------------------
+#
+# Marked `backend`: the run sends rows from several threads, each claiming rows on its own
+# database connection.
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_confirming_registers_the_good_rows_and_they_can_sign_in(staff, upstream):
     staff_client = Client()
@@ -405,6 +409,7 @@ def test_confirming_registers_the_good_rows_and_they_can_sign_in(staff, upstream
     assert not ImportRow.objects.exclude(password_encrypted="").exists()
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_a_username_taken_upstream_is_reported_on_its_row(staff, upstream):
     get_client().create_learner(username="Pupil1", password=GOOD_PASSWORD, dob=date(2010, 1, 1))
@@ -424,6 +429,7 @@ def test_a_username_taken_upstream_is_reported_on_its_row(staff, upstream):
     assert "Rows that failed" in page and "already taken" in page
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream, settings):
     upstream.state.faults.add_spec("create-learner=503:after=2,times=2")
@@ -447,6 +453,7 @@ def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream,
     assert "Rows that failed" in page and "could not be reached or did not answer" in page
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings):
     job = checked_file(staff, 4)
@@ -482,6 +489,7 @@ def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings)
     assert "if its username is then reported as taken, the service kept it" in page
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_a_second_run_leaves_a_job_its_live_worker_holds_alone(staff, upstream):
     job = checked_file(staff, 2)
@@ -495,6 +503,7 @@ def test_a_second_run_leaves_a_job_its_live_worker_holds_alone(staff, upstream):
     assert job.rows.filter(state="queued").count() == 2
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_generated_passwords_can_be_downloaded_once_then_they_are_gone(staff, upstream):
     staff_client = Client()
@@ -526,6 +535,7 @@ def test_generated_passwords_can_be_downloaded_once_then_they_are_gone(staff, up
     assert staff_client.get(f"/learners/import/{job.pk}/passwords.csv").status_code == 405
 
 
+@pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
 def test_generated_passwords_expire_an_hour_after_the_job_finished(staff, upstream, monkeypatch):
     job = import_job_create_from_csv(
@@ -617,6 +627,7 @@ def test_passwords_waiting_to_be_sent_are_encrypted(staff_client):
 # A real worker ---------------------------------------------------------------------------------
 
 
+@pytest.mark.backend  # the database task queue, read by a second process
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     settings.TASKS = {
@@ -643,6 +654,7 @@ def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     assert Client().login(username="pupil3", password=GOOD_PASSWORD)
 
 
+@pytest.mark.backend  # the run's threads, each on its own connection
 @pytest.mark.django_db(transaction=True)
 def test_a_username_registered_here_after_the_check_is_not_sent(staff, upstream):
     job = checked_file(staff, 2)
@@ -695,6 +707,7 @@ def test_a_corrected_file_from_a_preview_confirmed_meanwhile_leaves_it_alone(sta
     assert first.state == ImportJob.State.RUNNING
 
 
+@pytest.mark.backend  # the run's threads, each on its own connection
 @pytest.mark.django_db(transaction=True)
 def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream, settings):
     from partner_api import PartnerApiClient
@@ -730,6 +743,7 @@ def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream
     assert elapsed >= 8 * 0.1 / 2
 
 
+@pytest.mark.backend  # the run's threads, each on its own connection
 @pytest.mark.django_db(transaction=True)
 def test_a_changed_secret_key_fails_rows_unsent_with_a_reason(staff, upstream, settings):
     from imports.services import import_job_confirm

@@ -70,6 +70,7 @@ def test_it_counts_learners_registered_assessed_in_progress_and_waiting(staff_cl
     }
 
 
+@pytest.mark.backend  # time windows
 def test_the_date_range_applies_to_the_date_of_each_figures_own_event(staff_client, exact):
     early = cohort_learner(registered="2026-08-01")
     late = cohort_learner(registered="2026-10-15")
@@ -93,6 +94,7 @@ def test_the_date_range_applies_to_the_date_of_each_figures_own_event(staff_clie
     )
 
 
+@pytest.mark.backend  # time windows
 def test_the_to_date_includes_the_whole_of_that_day(staff_client, exact):
     completed(cohort_learner(), "2026-09-30", hour=23)
 
@@ -118,6 +120,7 @@ def test_the_level_filter_counts_only_learners_of_that_level(staff_client, exact
     }
 
 
+@pytest.mark.backend  # latest result
 def test_risk_levels_count_each_learners_latest_result_within_the_range(staff_client, exact):
     improving = cohort_learner()
     completed(improving, "2026-09-05", risk="HIGH")
@@ -324,6 +327,7 @@ def _grow_cohort(size: int) -> None:
 @pytest.mark.parametrize(
     "query", [{}, {"level": Level.PRIMARY, "from": "2026-09-01", "to": "2026-09-30"}]
 )
+@pytest.mark.backend  # query count
 def test_the_dashboard_runs_the_same_queries_whatever_the_data_size(
     staff_client, django_assert_num_queries, query
 ):
@@ -357,6 +361,7 @@ def test_a_result_stored_by_delivery_is_counted_at_once(staff_client, exact):
     }
 
 
+@pytest.mark.backend  # bulk rebuild
 def test_a_rebuild_counts_results_loaded_behind_the_portals_back(staff_client, exact):
     learner = cohort_learner()
     completed(learner, "2026-09-10", risk="HIGH", count_it=False)
@@ -368,6 +373,7 @@ def test_a_rebuild_counts_results_loaded_behind_the_portals_back(staff_client, e
     assert rows == {"LOW": "1", "All learners assessed": "1"}
 
 
+@pytest.mark.backend  # latest result
 def test_the_latest_result_in_any_window_matches_a_plain_reading_of_the_records(db):
     # Three results a learner, some on the same day, against windows with and without ends.
     days = ["2026-09-01", "2026-09-05", "2026-09-05", "2026-09-10", "2026-09-20"]

@@ -197,6 +197,7 @@ def _concurrently(count: int, action) -> list:
     return outcomes
 
 
+@pytest.mark.backend  # select_for_update in threads
 @pytest.mark.django_db(transaction=True)
 def test_two_tabs_and_a_double_click_send_the_answers_once(staff, upstream):
     pupil = register_pupil(staff)
@@ -214,6 +215,7 @@ def test_two_tabs_and_a_double_click_send_the_answers_once(staff, upstream):
     assert AssessmentAttempt.objects.get(pk=attempt.pk).state == State.COMPLETED
 
 
+@pytest.mark.backend  # select_for_update in threads
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_deliver_a_pending_submission_once(staff, upstream):
     pupil = register_pupil(staff)
@@ -229,6 +231,7 @@ def test_two_workers_deliver_a_pending_submission_once(staff, upstream):
     assert AssessmentAttempt.objects.get(pk=attempt.pk).state == State.COMPLETED
 
 
+@pytest.mark.backend  # the database task queue's claims
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_delivers_a_pending_submission(staff, upstream, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

@@ -29,6 +29,7 @@ def rows_of(response) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text[1:])))
 
 
+@pytest.mark.backend  # search
 def test_the_learners_export_honours_the_search_and_level_of_the_list(staff_client):
     cohort_learner(name="amira", level=Level.SECONDARY)
     cohort_learner(name="amir", level=Level.PRIMARY)
@@ -154,6 +155,7 @@ def every_text_cell_quoted(body: str) -> None:
         assert line
 
 
+@pytest.mark.backend  # time windows
 def test_the_results_export_honours_the_dashboards_level_and_dates(staff_client):
     primary = cohort_learner(name="prim", level=Level.PRIMARY)
     secondary = cohort_learner(name="sec", level=Level.SECONDARY)
@@ -280,6 +282,7 @@ def _results(count: int, *, prefix: str) -> None:
     )
 
 
+@pytest.mark.backend  # chunked reads
 @pytest.mark.parametrize("url", ["/learners/results.csv", "/learners/learners.csv"])
 def test_an_export_runs_the_same_queries_for_10_and_100_rows(
     staff_client, django_assert_num_queries, url
@@ -296,6 +299,7 @@ def test_an_export_runs_the_same_queries_for_10_and_100_rows(
         assert len(rows) == (size if "results" in url else size // 10)
 
 
+@pytest.mark.backend  # chunked reads
 def test_a_large_results_export_streams_in_flat_memory(staff_client, monkeypatch):
     # Smaller chunks than in production, so that holding the file whole would stand out.
     monkeypatch.setattr("dashboard.exports.CHUNK_SIZE", 500)

@@ -100,6 +100,7 @@ def test_results_stored_before_follow_ups_existed_get_their_items(learner, other
     assert FollowUp.objects.get().learner == learner
 
 
+@pytest.mark.backend  # a data migration
 def test_the_backfill_migration_opens_items_for_earlier_results_dated_from_their_arrival(
     learner, settings
 ):
@@ -150,6 +151,7 @@ def test_learners_get_not_found_and_visitors_are_sent_to_sign_in(learner, learne
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
+@pytest.mark.backend  # list query
 def test_the_queue_shows_open_items_by_default_with_what_each_row_needs(
     staff_client, learner, other_learner
 ):
@@ -170,6 +172,7 @@ def test_the_queue_shows_open_items_by_default_with_what_each_row_needs(
     assert learner.display_name not in queue_rows(staff_client, "?status=resolved")
 
 
+@pytest.mark.backend  # list query
 def test_staff_filter_by_assignee_including_me_and_unassigned(
     staff_client, staff, learner, other_learner
 ):
@@ -212,6 +215,7 @@ def test_the_filter_and_the_assign_menu_name_each_member_of_staff_the_same_way(
     assert staff_option(detail, "assignee", unnamed) == "dev.nameless"
 
 
+@pytest.mark.backend  # ordering
 def test_two_members_of_staff_with_one_name_are_told_apart_by_username(staff_client, learner):
     twins = [make_staff(username) for username in ("sam.smith", "sam.smith2")]
     for twin in twins:
@@ -227,6 +231,7 @@ def test_two_members_of_staff_with_one_name_are_told_apart_by_username(staff_cli
         assert names == ["Sam Smith (sam.smith)", "Sam Smith (sam.smith2)"]
 
 
+@pytest.mark.backend  # list query
 def test_staff_filter_by_focus_area_risk_level_level_and_overdue(
     staff_client, learner, other_learner
 ):
@@ -246,6 +251,7 @@ def test_staff_filter_by_focus_area_risk_level_level_and_overdue(
     assert learner.display_name in overdue and other_learner.display_name not in overdue
 
 
+@pytest.mark.backend  # ordering
 def test_the_queue_sorts_by_due_date_newest_or_risk_level(staff_client, learner, other_learner):
     third = make_learner("tia.third", "u-tia")
     low = flagged(learner, SLEEP, risk_level="LOW")
@@ -276,6 +282,7 @@ def test_an_unknown_filter_value_is_ignored_rather_than_an_error(staff_client, l
     assert learner.display_name in page
 
 
+@pytest.mark.backend  # list query
 def test_the_queue_pages_by_25(staff_client, staff):
     for number in range(27):
         flagged(make_learner(f"p{number:02d}.pupil", f"u-{number}"), SLEEP)
@@ -287,6 +294,7 @@ def test_the_queue_pages_by_25(staff_client, staff):
     assert len(item_links(first)) == 25 and len(item_links(second)) == 2
 
 
+@pytest.mark.backend  # query count
 def test_the_queue_runs_a_fixed_number_of_queries_whatever_the_page_size(
     staff_client, staff, monkeypatch, django_assert_num_queries
 ):
@@ -508,6 +516,7 @@ def test_the_learners_data_export_holds_their_follow_ups_with_notes(staff_client
     assert [(n["by"], n["text"]) for n in exported["notes"]] == [("sam.staff", "Called home")]
 
 
+@pytest.mark.backend  # MIN() in plain SQL: collation
 def test_the_filters_offer_the_areas_and_risk_levels_items_carry_most_severe_first(
     staff_client, learner, other_learner
 ):

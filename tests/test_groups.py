@@ -55,6 +55,7 @@ def test_an_admin_makes_a_class_from_a_name_and_a_level(admin):
     assert event.actor == admin and event.detail["name"] == "7B"
 
 
+@pytest.mark.backend  # a class name matches in any case (iexact, Lower)
 def test_a_class_needs_a_name_and_a_level_and_a_name_free_this_year(admin, class_7b):
     client = signed_in(admin)
 
@@ -136,6 +137,7 @@ def test_registration_puts_the_learner_in_the_chosen_class(admin, class_7b, upst
     assert list(learner.group_memberships.values_list("group__name", flat=True)) == ["7B"]
 
 
+@pytest.mark.backend  # a class name matches in any case (iexact, Lower)
 def test_a_script_may_name_the_class_instead_of_its_id(admin, class_7b, upstream):
     signed_in(admin).post(
         "/learners/new/",
@@ -146,6 +148,7 @@ def test_a_script_may_name_the_class_instead_of_its_id(admin, class_7b, upstream
     assert Learner.objects.get(username="nia.new").group_memberships.get().group == class_7b
 
 
+@pytest.mark.backend  # a class name matches in any case (iexact, Lower)
 def test_a_class_named_in_several_years_means_this_years(admin, class_7b, upstream):
     SchoolGroup.objects.create(name="7B", level=Level.SECONDARY, academic_year="2019/20")
 
@@ -185,6 +188,7 @@ def test_a_teacher_registers_only_into_one_of_their_own_classes(teacher, class_7
     assert client.get(f"/learners/{Learner.objects.get().pk}/").status_code == 200
 
 
+@pytest.mark.backend  # a class name matches in any case (iexact, Lower)
 @pytest.mark.django_db(transaction=True)  # the run is queued when the confirmation commits
 def test_the_csv_class_column_puts_each_learner_in_its_groups(admin, class_7b, upstream):
     year_7 = make_group("Year 7", kind=SchoolGroup.Kind.YEAR_GROUP)

@@ -3,6 +3,7 @@
 import re
 from datetime import timedelta
 
+import pytest
 from django.test import Client
 from django.utils import timezone, translation
 from django.utils.formats import date_format
@@ -42,6 +43,7 @@ def test_a_teacher_neither_sees_the_link_nor_reaches_the_list(db):
     assert teacher.get("/learners/imports/").status_code == 404
 
 
+@pytest.mark.backend  # list query
 def test_each_import_says_who_when_how_many_rows_and_how_it_went_newest_first(staff_client, staff):
     ada = make_staff("ada.admin", role=StaffRole.ADMIN)
     ada.first_name, ada.last_name = "Ada", "Admin"
@@ -81,6 +83,7 @@ def test_each_import_says_who_when_how_many_rows_and_how_it_went_newest_first(st
     assert f" {when} " in rows[3]
 
 
+@pytest.mark.backend  # list query
 def test_the_list_comes_in_pages_of_25(staff_client, staff):
     now = timezone.now()
     ImportJob.objects.bulk_create(
@@ -104,6 +107,7 @@ def test_the_list_comes_in_pages_of_25(staff_client, staff):
     assert files(second) == [f"file{n:02d}.csv" for n in range(25, 30)]
 
 
+@pytest.mark.backend  # list query
 def test_the_list_counts_every_jobs_rows_in_one_query(
     staff_client, staff, django_assert_max_num_queries
 ):

@@ -16,6 +16,9 @@ State = AssessmentAttempt.State
 
 pytestmark = pytest.mark.django_db
 
+# The tests marked `backend` (all but the browser's): the filters are Lower/Trim subqueries,
+# the search is icontains, and the database orders and pages the list.
+
 
 @pytest.fixture
 def cohort() -> dict:
@@ -54,6 +57,7 @@ def names(client: Client, **query: str) -> list[str]:
         ("sent", []),
     ],
 )
+@pytest.mark.backend
 def test_it_filters_by_the_latest_assessment(staff_client, cohort, status, shown):
     assert names(staff_client, status=status) == shown
 
@@ -62,16 +66,19 @@ def test_it_filters_by_the_latest_assessment(staff_client, cohort, status, shown
     ("risk", "shown"),
     [("high", ["ben"]), ("moderate", ["cat", "dan"]), ("low", ["ann"])],
 )
+@pytest.mark.backend
 def test_it_filters_by_the_latest_risk_level_whatever_its_case(staff_client, cohort, risk, shown):
     assert names(staff_client, risk=risk) == shown
 
 
+@pytest.mark.backend
 def test_it_filters_by_whether_the_latest_results_need_help(staff_client, cohort):
     assert names(staff_client, needs_help="yes") == ["ben", "dan"]
     # "No help needed" is a result saying so: not a learner without results.
     assert names(staff_client, needs_help="no") == ["ann", "cat"]
 
 
+@pytest.mark.backend
 def test_the_filters_combine_with_the_search_and_the_level(staff_client, cohort):
     assert names(staff_client, needs_help="no", level=Level.PRIMARY) == ["cat"]
     assert names(staff_client, q="an", status="completed") == ["ann"]
@@ -88,10 +95,12 @@ def test_the_filters_combine_with_the_search_and_the_level(staff_client, cohort)
         ("risk", ["ben", "cat", "dan", "ann", "eve"]),
     ],
 )
+@pytest.mark.backend
 def test_it_sorts_as_chosen(staff_client, cohort, sort, shown):
     assert names(staff_client, sort=sort) == shown
 
 
+@pytest.mark.backend
 def test_the_order_and_filters_hold_across_pages_and_their_links(staff_client, monkeypatch):
     from learners import views
 
@@ -109,10 +118,12 @@ def test_the_order_and_filters_hold_across_pages_and_their_links(staff_client, m
     assert 'href="?risk=high&amp;sort=registered&amp;page=2"' in first.content.decode()
 
 
+@pytest.mark.backend
 def test_a_bad_value_in_the_query_string_shows_every_learner(staff_client, cohort):
     assert len(names(staff_client, status="nonsense")) == 5
 
 
+@pytest.mark.backend
 def test_staff_who_do_not_read_results_can_neither_see_nor_use_the_results_filters(cohort):
     group = make_group("10A")
     put_in_group(group, *cohort.values())
@@ -137,6 +148,7 @@ def rows_of(response) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text[1:])))
 
 
+@pytest.mark.backend
 def test_the_csv_holds_the_learners_the_filters_show_and_the_audit_says_which(
     staff_client, staff, cohort
 ):
@@ -152,6 +164,7 @@ def test_the_csv_holds_the_learners_the_filters_show_and_the_audit_says_which(
     assert event.detail == {"q": "", "level": "", "status": "completed", "needs_help": "no"}
 
 
+@pytest.mark.backend
 def test_the_list_says_when_nothing_matches_the_filters_and_offers_to_clear_them(
     staff_client, cohort
 ):

@@ -113,6 +113,7 @@ def test_the_partner_may_hide_results_and_the_learner_hears_their_answers_arrive
     assert TRUSTED_ADULT in html and CHILDLINE in html and SHOUT in html
 
 
+@pytest.mark.backend  # plain SQL: the types each database returns
 def test_the_page_says_the_day_the_learner_finished(learner_client, finished):
     html = learner_client.get(RESULTS).content.decode()
 
@@ -293,6 +294,7 @@ def test_a_helpline_is_shown_as_text_never_as_markup(learner_client, finished):
 # What comes next ------------------------------------------------------------------------------
 
 
+@pytest.mark.backend  # plain SQL: the types each database returns
 def test_another_assessment_is_offered_only_when_one_is_known_to_be_offered(
     learner, learner_client, finished
 ):

@@ -14,6 +14,9 @@ from tests.journeys import page_url
 
 State = AssessmentAttempt.State
 
+# The pages read their attempt by plain SQL, whose types differ by database (`backend`).
+pytestmark = pytest.mark.backend
+
 
 @pytest.fixture
 def attempt(learner):

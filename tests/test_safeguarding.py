@@ -153,6 +153,7 @@ def test_a_priority_result_delivered_again_sends_no_second_email(pupil, upstream
     assert len(mail.outbox) == 1
 
 
+@pytest.mark.backend  # select_for_update in racing threads
 @pytest.mark.django_db(transaction=True)
 def test_racing_workers_store_a_priority_result_once_and_send_one_email(staff, upstream):
     pupil = register_pupil(staff)
@@ -206,6 +207,7 @@ def run_together(count, work):
     return outcomes
 
 
+@pytest.mark.backend  # select_for_update in racing threads
 @pytest.mark.django_db(transaction=True)
 def test_two_senders_of_one_email_send_it_once(staff):
     teacher = make_staff("tom.teacher", role=StaffRole.TEACHER)

@@ -22,7 +22,8 @@ from sandbox.scoring import RISK_LEVELS
 State = AssessmentAttempt.State
 
 # The generator's tests compare every account and hash: no safeguarding lead added to them.
-pytestmark = pytest.mark.no_dsl
+# The generator writes by COPY on PostgreSQL and by INSERT on SQLite (`backend`).
+pytestmark = [pytest.mark.no_dsl, pytest.mark.backend]
 
 
 def generate(learners: int = 60, attempts: int = 180, seed: int = 7) -> dict:

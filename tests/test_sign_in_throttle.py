@@ -14,7 +14,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from tests.factories import PASSWORD, make_learner
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Each of the live server's threads has its own connection: SQLite takes one writer at a time.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.backend]
 
 LOGIN = "/accounts/login/"
 WRONG = "not-the-password"

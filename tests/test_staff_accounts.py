@@ -47,6 +47,7 @@ def admin(db) -> User:
 # add_staff -------------------------------------------------------------------------------------
 
 
+@pytest.mark.backend  # group named in another case (iexact)
 def test_add_staff_makes_an_account_with_its_role_groups_and_password(db, monkeypatch):
     monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
     existing = make_group("7B")
@@ -268,6 +269,7 @@ def test_the_helplines_learners_are_shown_cannot_be_emptied(admin):
     assert not AuditEvent.objects.filter(action=AuditEvent.Action.SETTINGS_CHANGED).exists()
 
 
+@pytest.mark.backend  # the username normal form
 def test_staff_usernames_take_the_normal_form_learners_do(db, monkeypatch):
     monkeypatch.setenv("STAFF_PASSWORD", STAFF_PASSWORD)
 

@@ -38,6 +38,7 @@ def test_a_task_run_at_once_logs_the_id_of_the_request_that_queued_it(learner, u
     assert {line["request_id"] for line in task_lines} == {"req-from-a-page-42"}
 
 
+@pytest.mark.backend  # the database task queue, read by a second process
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_logs_the_id_of_the_request_that_queued_the_task(settings, learner, upstream):
     settings.TASKS = DATABASE_TASKS
