@@ -15,10 +15,8 @@ from accounts.sign_in_throttle import (
 )
 from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
 from kit.forms import ClearRequiredMessages
+from partner_api.levels import Level
 from schools.models import PartnerSettings
-
-# The spec's primary level (ages 4-11): learners.models.Level.PRIMARY, which sits above.
-PRIMARY_LEVEL = "LOA_PARTNER_LEVEL3"
 
 
 class SignInForm(ClearRequiredMessages, AuthenticationForm):
@@ -74,7 +72,7 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
         learner = learner_account(user)
         if (
             learner is not None
-            and learner.level == PRIMARY_LEVEL
+            and learner.level == Level.PRIMARY
             and PartnerSettings.current().primary_cards_only
         ):
             # Said only after the right password, so it tells a guesser nothing.
