@@ -21,13 +21,15 @@ from django.db import models
 from django.test import Client
 from django.utils import timezone, translation
 from django.utils.translation import trans_real
+from django_tasks_db.models import DBTaskResult
 
 from assessments.models import AssessmentAttempt
 from imports.models import ImportJob
-from imports.run import _thread
-from imports.services import import_job_create_from_csv
+from imports.services import import_job_confirm, import_job_create_from_csv
+from learners.registration import TAKEN_UPSTREAM
 from portal.models import UpstreamFailure
-from tests.factories import HEADER, good_rows, make_learner, mid_way, upload_file
+from portal.partner_api import get_client
+from tests.factories import GOOD_PASSWORD, HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
@@ -346,11 +348,32 @@ def test_a_csv_download_is_written_in_the_language_of_its_request(in_pseudo_lang
     assert text.splitlines()[0].startswith("\ufeffusername,")  # the header is a data interface
 
 
-def test_an_imports_sending_threads_write_in_the_language_the_job_runs_in(in_pseudo_language):
-    seen: list[str] = []
-    with translation.override("de"):
-        _thread(lambda: seen.append(translation.get_language()), "language-check").join()
-    assert seen == ["de"]
+def run_queued(task_path: str) -> None:
+    """Run the queued task of that path in this process, as a worker does."""
+    queued = DBTaskResult.objects.get(task_path=task_path)
+    queued.task.call(*queued.task_result.args, **queued.task_result.kwargs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_imports_rows_are_failed_in_the_language_it_was_confirmed_in(
+    in_pseudo_language, staff, upstream, settings
+):
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    }
+    get_client().create_learner(username="pupil0", password=GOOD_PASSWORD, dob=date(2010, 1, 1))
+    job = import_job_create_from_csv(
+        file=upload_file(HEADER + "\n" + good_rows(1)), created_by=staff
+    )
+    import_job_confirm(job=job, confirmed_by=staff)  # queued, by a reader of the pseudo-language
+    settings.LANGUAGE_CODE = "en"  # the site's language, a worker's without one given
+
+    with translation.override("en"):  # as a worker starts
+        run_queued("imports.tasks.run_import_job")
+        run_queued("imports.tasks.register_import_row")
+        english = str(TAKEN_UPSTREAM)
+
+    assert job.rows.get().reason == pseudo(english)
 
 
 @pytest.mark.django_db
