@@ -20,11 +20,10 @@ class ImportJobAdmin(admin.ModelAdmin):
     ]
     list_filter = ["state", "created_at"]
     list_select_related = ["created_by"]
-    # Runner tokens are plumbing; rows (with their encrypted passwords) are not shown here.
-    exclude = ["runner"]
+    # Rows (with their encrypted passwords) are not shown here.
 
     def get_readonly_fields(self, request, obj=None) -> list[str]:
-        return [field.name for field in ImportJob._meta.fields if field.name != "runner"]
+        return [field.name for field in ImportJob._meta.fields]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -38,10 +38,9 @@ class ImportJob(models.Model):
     confirmed_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # The run holding the job, renewed every few seconds: a second run waits until the
-    # holder has been silent long enough to be taken for dead (imports.run).
-    runner = models.CharField(max_length=32, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When a run last queued the rows' tasks (imports.run), and when the sweep or the
+    # progress page last asked for that again: a run asked for once queues them once.
+    rows_queued_at = models.DateTimeField(null=True, blank=True)
     resume_requested_at = models.DateTimeField(null=True, blank=True)
     credentials_downloaded_at = models.DateTimeField(null=True, blank=True)
     credentials_wiped_at = models.DateTimeField(null=True, blank=True)
@@ -68,8 +67,8 @@ class ImportRow(models.Model):
         # Translators: The state of one row (one learner) of a bulk registration file.
         INVALID = "invalid", gettext_lazy("Skipped as invalid")
         QUEUED = "queued", gettext_lazy("Waiting")
-        # Claimed by a run and possibly sent: a row found here after its run died is never
-        # sent again (the service may have registered it).
+        # Claimed by its task and possibly sent: a row found here after its worker died is
+        # never sent again (the service may have registered it).
         SENDING = "sending", gettext_lazy("Being registered")
         REGISTERED = "registered", gettext_lazy("Registered")
         FAILED = "failed", gettext_lazy("Failed")

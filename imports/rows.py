@@ -1,20 +1,21 @@
-"""One row's way through a bulk registration run, each step a conditional update.
+"""One row's way through a bulk registration, each step a conditional update.
 
 A row is prepared (a pending learner and an inactive account, made a batch at a time), claimed
-(queued -> sending) only when its call can start, sent, and recorded as registered or failed;
-a registered row's password is then hashed into its account, which opens. A row left in
-"sending" by a run that died is failed as of unknown outcome and never sent again. The
-registration steps themselves are the learners app's (learners.registration).
+by its task (queued -> sending) just before its call, sent, and recorded as registered or
+failed; a registered row's password is then hashed into its account, which opens. A row left
+in "sending" by a worker that died is failed as of unknown outcome and never sent again. The
+registration steps themselves are the learners app's (learners.registration); the tasks that
+take a row through them are imports.run's.
 """
 
-import contextlib
 import logging
-from contextlib import AbstractContextManager
+from datetime import datetime
 
 from cryptography.fernet import InvalidToken
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.functional import lazy
 from django.utils.translation import gettext as _
@@ -27,6 +28,7 @@ from classes.models import SchoolGroup
 from classes.services import group_learners_add
 from imports.models import ImportRow
 from imports.passwords import password_decrypt
+from imports.tasks import enqueue_row_signin
 from learners.models import Learner
 from learners.registration import (
     MAYBE_REGISTERED,
@@ -40,6 +42,7 @@ from learners.registration import (
     stale_registrations_discard,
     upstream_register,
 )
+from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
 from partner_api import PartnerApiClient, PartnerApiError
 
 logger = logging.getLogger(__name__)
@@ -78,35 +81,30 @@ UNREADABLE_PASSWORD = gettext_lazy(
 UNEXPECTED = lazy(_unexpected, str)()
 
 
-def import_row_register(
-    *, row: ImportRow, client: PartnerApiClient, call_slot: AbstractContextManager | None = None
-) -> bool:
+def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     """Claim a prepared row, register it upstream and record it; return whether it worked.
 
-    `call_slot` (a semaphore) is held around the claim and the upstream call: the calls in
-    flight stay within the limit while other threads write outcomes. A row in "sending" when
-    the process dies is reported as of unknown outcome and never sent again.
+    The claim is a conditional update from "queued": of two tasks for one row, one sends it.
+    A row in "sending" when the process dies is reported as of unknown outcome and never sent
+    again.
     """
-    # The slot comes first: a row is claimed only when its call can start, so a run that
-    # dies leaves in "sending" only rows that may really have been sent.
-    with call_slot or contextlib.nullcontext():
-        claimed = ImportRow.objects.filter(
-            pk=row.pk, state=ImportRow.State.QUEUED, learner=row.learner
-        ).update(state=ImportRow.State.SENDING, claimed_at=timezone.now())
-        if not claimed:
-            return False  # another run has it, it is done, or its local account went away
-        try:
-            created = _create_upstream(row, client)
-        except InvalidToken:
-            failure = UNREADABLE_PASSWORD  # raised before anything was sent
-        except PartnerApiError as error:
-            logger.info("Import row %s failed upstream: %s", row.pk, error)
-            failure = registration_failure(error).row_reason
-        except Exception:
-            logger.exception("Import row %s failed unexpectedly while being sent", row.pk)
-            failure = UNEXPECTED
-        else:
-            failure = None
+    claimed = ImportRow.objects.filter(
+        pk=row.pk, state=ImportRow.State.QUEUED, learner=row.learner
+    ).update(state=ImportRow.State.SENDING, claimed_at=timezone.now())
+    if not claimed:
+        return False  # another task has it, it is done, or its local account went away
+    try:
+        created = _create_upstream(row, client)
+    except InvalidToken:
+        failure = UNREADABLE_PASSWORD  # raised before anything was sent
+    except PartnerApiError as error:
+        logger.info("Import row %s failed upstream: %s", row.pk, error)
+        failure = registration_failure(error).row_reason
+    except Exception:
+        logger.exception("Import row %s failed unexpectedly while being sent", row.pk)
+        failure = UNEXPECTED
+    else:
+        failure = None
     if failure is not None:
         _row_fail(row, failure)
         return False
@@ -114,15 +112,18 @@ def import_row_register(
 
 
 @sensitive_variables("password")
-def import_row_make_signin_ready(*, row_id: int) -> None:
-    """Hash a registered row's password into its account and activate it; wipe the copy."""
+def import_row_make_signin_ready(*, row_id: int) -> int | None:
+    """Hash a registered row's password into its account and activate it; wipe the copy.
+
+    Returns the row's job if this call made it ready.
+    """
     row = (
         ImportRow.objects.select_related("learner")
         .filter(pk=row_id, state=ImportRow.State.REGISTERED, signin_ready_at__isnull=True)
         .first()
     )
     if row is None:
-        return
+        return None  # ready already (a second task for the row), or not registered
     hashed = None
     if row.learner is not None and row.password_encrypted:
         try:
@@ -145,22 +146,27 @@ def import_row_make_signin_ready(*, row_id: int) -> None:
                 password=hashed, is_active=True
             )
             forget_cached_user(row.learner.user_id)  # an update sends no signal
+    return row.job_id if updated else None
 
 
 def rows_prepare(row_ids: list[int]) -> list[ImportRow]:
     """Give each queued row an inactive local account (saved before any call); return them.
 
     A row whose username was registered in the portal since the file was checked fails here,
-    unsent. A row that already has an account (a run stopped before sending it) keeps it.
+    unsent. A row that already has an account (made by the run, or by a run stopped before
+    sending it) keeps it.
     """
     rows = list(
         ImportRow.objects.select_related("job", "learner")
         .filter(pk__in=row_ids, state=ImportRow.State.QUEUED)
         .order_by("row_number")
     )
-    kept = [row.learner_id for row in rows if row.learner_id is not None]
+    # Fresh again, so the single registration does not take them for leftovers while their
+    # call is under way; one made less than half that time ago is left as it is (a query
+    # less on every row's way).
+    aging = timezone.now() - PENDING_REGISTRATION_STALE_AFTER / 2
+    kept = [row.learner_id for row in rows if row.learner and row.learner.registered_at < aging]
     if kept:
-        # Fresh again, so the single registration does not take them for leftovers.
         Learner.objects.filter(pk__in=kept, status=Learner.Status.PENDING).update(
             registered_at=timezone.now()
         )
@@ -258,7 +264,7 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 state=ImportRow.State.REGISTERED, finished_at=timezone.now(), reason=""
             )
             if not recorded:
-                # A run that took the job over has already called this row unknown.
+                # The sweep took this row's worker for dead and has already called it unknown.
                 logger.warning("Import row %s was registered after being given up", row.pk)
                 return False
             # The account opens once its password is hashed (import_row_make_signin_ready).
@@ -270,6 +276,8 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                     added_by=row.job.confirmed_by,
                     address=None,
                 )
+            # Written with the outcome, so a registered row always has its hashing to come.
+            enqueue_row_signin(row.pk)
     except DatabaseError:
         logger.exception("Import row %s: the upstream's learner id could not be stored", row.pk)
         _row_fail(row, UNUSABLE_ID)
@@ -291,16 +299,23 @@ def _row_fail(row: ImportRow, reason: str) -> None:
             learner_discard(learner_id=row.learner.pk)
 
 
-def rows_abandon_left_sending(job_id: int) -> None:
-    """Fail the rows a dead run left in sending: they may have been registered; never resend."""
+def rows_abandon_left_sending(job_id: int, *, claimed_before: datetime) -> int:
+    """Fail the rows claimed before then and still sending: their worker died; never resend.
+
+    The service may have registered them, so they are failed as of unknown outcome. Returns
+    how many.
+    """
     left = list(
-        ImportRow.objects.filter(job_id=job_id, state=ImportRow.State.SENDING).values_list(
-            "pk", "learner_id"
-        )
+        ImportRow.objects.filter(
+            job_id=job_id, state=ImportRow.State.SENDING, claimed_at__lt=claimed_before
+        ).values_list("pk", "learner_id")
     )
+    abandoned = 0
     for row_id, learner_id in left:
         with transaction.atomic():
-            ImportRow.objects.filter(pk=row_id, state=ImportRow.State.SENDING).update(
+            abandoned += ImportRow.objects.filter(
+                pk=row_id, state=ImportRow.State.SENDING, claimed_at__lt=claimed_before
+            ).update(
                 state=ImportRow.State.FAILED,
                 reason=str(OUTCOME_UNKNOWN),
                 password_encrypted="",
@@ -309,8 +324,9 @@ def rows_abandon_left_sending(job_id: int) -> None:
             )
             if learner_id is not None:
                 learner_discard(learner_id=learner_id)
-    if left:
-        logger.warning("Import %s resumed: %d rows of unknown outcome not sent", job_id, len(left))
+    if abandoned:
+        logger.warning("Import %s: %d rows of unknown outcome not sent again", job_id, abandoned)
+    return abandoned
 
 
 def queued_row_ids(job_id: int) -> list[int]:
@@ -328,4 +344,12 @@ def rows_awaiting_signin(job_id: int) -> list[int]:
         )
         .order_by("row_number")
         .values_list("pk", flat=True)
+    )
+
+
+def rows_left(job_id: int) -> QuerySet[ImportRow]:
+    """Return the job's rows still to send, being sent, or registered but not ready to sign in."""
+    return ImportRow.objects.filter(job_id=job_id).filter(
+        Q(state__in=[ImportRow.State.QUEUED, ImportRow.State.SENDING])
+        | Q(state=ImportRow.State.REGISTERED, signin_ready_at__isnull=True)
     )

@@ -1,12 +1,13 @@
 """Bulk registration from a CSV file: import jobs from upload to one-time credentials.
 
 The reads for the pages are in imports.selectors. The file is read in imports.files and its
-rows checked in imports.checks, rows are sent in imports.run (`import_job_run`), passwords are
+rows checked in imports.checks, rows are sent by one task each in imports.run, passwords are
 generated in learners.passwords and encrypted in imports.passwords.
 """
 
 import contextlib
-from datetime import timedelta
+import logging
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -22,9 +23,10 @@ from imports.checks import rows_check
 from imports.files import ImportFileError, file_rows
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
-from imports.run import import_job_run
+from imports.rows import rows_abandon_left_sending
+from imports.run import import_job_finish_if_done
+from imports.tasks import enqueue_job_run
 from learners.models import Learner
-from ops.tasks import enqueue_when
 
 __all__ = [
     "CredentialsGone",
@@ -35,10 +37,11 @@ __all__ = [
     "import_job_create_from_csv",
     "import_job_discard",
     "import_job_resume_if_stalled",
-    "import_job_run",
     "import_jobs_sweep",
     "import_rows_forget",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Rows are checked and stored this many at a time: memory stays flat however long the file.
 BATCH_SIZE = 500
@@ -110,8 +113,6 @@ def import_job_confirm(
 
     The start is audited once, however many clicks.
     """
-    from imports.tasks import run_import_job
-
     with transaction.atomic():
         if job.valid_rows == 0:
             raise ImportJobClosed(_("The file has no valid rows. Upload a corrected file."))
@@ -133,7 +134,7 @@ def import_job_confirm(
             # After commit: the worker must find the job running. It writes the rows'
             # reasons in the language of the staff member who started it.
             language = get_language()
-            transaction.on_commit(lambda: enqueue_when(run_import_job, job.pk, language))
+            transaction.on_commit(lambda: enqueue_job_run(job.pk, language))
     job.refresh_from_db()
     return job
 
@@ -151,26 +152,60 @@ def import_job_discard(*, job: ImportJob) -> None:
 
 
 def import_job_resume_if_stalled(*, job: ImportJob) -> bool:
-    """Queue a run of a running job whose worker has been silent too long; True if queued.
+    """Take up what a dead worker left of a running job; True if the job changed.
 
     The progress page calls it, and so does `import_jobs_sweep`: a job whose worker died (or
-    whose task was lost) carries on, never resending a row that may have been sent.
+    whose tasks were lost) carries on, never resending a row that may have been sent.
     """
-    from imports.tasks import run_import_job
+    return any(_job_take_up(job).values())
 
+
+def _job_take_up(job: ImportJob) -> dict[str, int]:
+    """Fail rows cut off mid-call, finish a job with nothing left, run a silent job again.
+
+    A row claimed longer than IMPORT_STALLED_AFTER ago and still "sending" was cut off with its
+    worker (a call takes far less): it is failed as of unknown outcome, never sent again. When
+    no row of any running import moved for IMPORT_STALLED_AFTER seconds, a job with rows left
+    lost its tasks with a worker, or every imports worker is down: it is run again, at most
+    once a period, and that run queues the rows left (a task of the first run still waiting
+    then finds its row done). While another import keeps the workers busy, its rows move, and
+    the tasks of this one are only waiting their turn.
+    """
+    taken_up = {"unknown": 0, "finished": 0, "resumed": 0}
+    if job.state != ImportJob.State.RUNNING:
+        return taken_up
     now = timezone.now()
     silent_since = now - timedelta(seconds=settings.IMPORT_STALLED_AFTER)
-    asked = (
-        ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.RUNNING)
-        .filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=silent_since))
-        .filter(Q(confirmed_at__lt=silent_since))
-        .filter(Q(resume_requested_at__isnull=True) | Q(resume_requested_at__lt=silent_since))
-        .update(resume_requested_at=now)
-    )
-    if asked:
+    silent = _imports_silent_since(job.pk, silent_since)  # before the rows failed here move
+    taken_up["unknown"] = rows_abandon_left_sending(job.pk, claimed_before=silent_since)
+    if import_job_finish_if_done(job_id=job.pk):
+        taken_up["finished"] = 1
+    elif silent:
+        taken_up["resumed"] = (
+            ImportJob.objects.filter(pk=job.pk, state=ImportJob.State.RUNNING)
+            .filter(Q(resume_requested_at__isnull=True) | Q(resume_requested_at__lt=silent_since))
+            .update(resume_requested_at=now)
+        )
+    if taken_up["resumed"]:
+        logger.warning("Import %s: no import row moved for a while; running it again", job.pk)
         language = get_language()
-        transaction.on_commit(lambda: enqueue_when(run_import_job, job.pk, language))
-    return bool(asked)
+        transaction.on_commit(lambda: enqueue_job_run(job.pk, language))
+    return taken_up
+
+
+def _imports_silent_since(job_id: int, moment: datetime) -> bool:
+    """Return whether the job was not confirmed, run or resumed, nor any import row moved, since."""
+    job_moments = (
+        ImportJob.objects.filter(pk=job_id)
+        .values_list("confirmed_at", "started_at", "rows_queued_at", "resume_requested_at")
+        .get()
+    )
+    if any(when is not None and when >= moment for when in job_moments):
+        return False  # the rows need not be read (the progress page asks every few seconds)
+    moved = ImportRow.objects.filter(job__state=ImportJob.State.RUNNING).filter(
+        Q(claimed_at__gte=moment) | Q(finished_at__gte=moment) | Q(signin_ready_at__gte=moment)
+    )
+    return not moved.exists()
 
 
 def import_credentials_take(
@@ -231,12 +266,12 @@ def import_credentials_expire() -> int:
 
 
 def import_jobs_sweep() -> dict[str, int]:
-    """Resume stalled jobs, expire credentials, drop old previews and old jobs' rows."""
+    """Take up running jobs a worker left, expire credentials, drop old previews and jobs."""
     now = timezone.now()
-    resumed = sum(
-        import_job_resume_if_stalled(job=job)
-        for job in ImportJob.objects.filter(state=ImportJob.State.RUNNING)
-    )
+    taken_up = {"unknown": 0, "finished": 0, "resumed": 0}
+    for job in ImportJob.objects.filter(state=ImportJob.State.RUNNING):
+        for key, count in _job_take_up(job).items():
+            taken_up[key] += count
     expired = import_credentials_expire()
     stale_previews = ImportJob.objects.filter(
         state=ImportJob.State.PREVIEW,
@@ -255,7 +290,7 @@ def import_jobs_sweep() -> dict[str, int]:
     )
     deleted = old.count()
     old.delete()
-    return {"resumed": resumed, "expired": expired, "discarded": discarded, "deleted": deleted}
+    return {**taken_up, "expired": expired, "discarded": discarded, "deleted": deleted}
 
 
 def import_rows_forget(*, learner: Learner) -> int:

@@ -446,17 +446,18 @@ if (
 
 # Bulk registration
 # Registering learners from a CSV file (imports/services.py). A file may hold at most
-# IMPORT_MAX_ROWS learners and IMPORT_MAX_FILE_BYTES bytes. IMPORT_CONCURRENCY rows are sent
-# upstream at once; IMPORT_HASH_CONCURRENCY threads hash the local passwords meanwhile (slow on
-# purpose, so kept out of the upstream pipeline, at a lower CPU priority). A running job whose
-# worker has been silent for IMPORT_STALLED_AFTER seconds is taken for dead and resumed (by the
-# progress page or the `sweep_imports` command). Generated passwords can be downloaded once,
-# for IMPORT_CREDENTIALS_TTL seconds after the job finished; an unconfirmed preview is discarded
-# after IMPORT_PREVIEW_TTL seconds, and a job's rows are deleted IMPORT_KEEP_DAYS days after.
+# IMPORT_MAX_ROWS learners and IMPORT_MAX_FILE_BYTES bytes. Each row is a task on the `imports`
+# queue (imports/run.py), its password hashed by a second task once the upstream registered
+# it; `manage.py serve` runs IMPORT_WORKERS imports workers, each one task at a time, so that
+# many rows are sent at once. A row still "sending" IMPORT_STALLED_AFTER seconds after its task
+# claimed it was cut off with its worker, and a running job none of whose rows moved for that
+# long is run again (by the progress page or `sweep_imports`). Generated passwords can be
+# downloaded once, for IMPORT_CREDENTIALS_TTL seconds after the job finished; an unconfirmed
+# preview is discarded after IMPORT_PREVIEW_TTL seconds, and a job's rows are deleted
+# IMPORT_KEEP_DAYS days after.
 IMPORT_MAX_ROWS = env.int("IMPORT_MAX_ROWS", default=10_000)
 IMPORT_MAX_FILE_BYTES = env.int("IMPORT_MAX_FILE_BYTES", default=5_000_000)
-IMPORT_CONCURRENCY = env.int("IMPORT_CONCURRENCY", default=4)
-IMPORT_HASH_CONCURRENCY = env.int("IMPORT_HASH_CONCURRENCY", default=2)
+IMPORT_WORKERS = env.int("IMPORT_WORKERS", default=4)
 IMPORT_STALLED_AFTER = env.int("IMPORT_STALLED_AFTER", default=60)
 IMPORT_CREDENTIALS_TTL = env.int("IMPORT_CREDENTIALS_TTL", default=60 * 60)
 IMPORT_PREVIEW_TTL = env.int("IMPORT_PREVIEW_TTL", default=24 * 60 * 60)

@@ -33,7 +33,9 @@ def production_environment(database_url: str, static_root: Path, **extra: str) -
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(("SECURE_", "PARTNER_API_", "WEB_", "GUNICORN_", "PROMETHEUS_"))
+        if not name.startswith(
+            ("SECURE_", "PARTNER_API_", "WEB_", "GUNICORN_", "PROMETHEUS_", "IMPORT_")
+        )
     }
     env.update(
         DEBUG="false",
@@ -48,6 +50,7 @@ def production_environment(database_url: str, static_root: Path, **extra: str) -
         STATIC_ROOT=str(static_root),
         WEB_CONCURRENCY="2",
         GUNICORN_THREADS="2",
+        IMPORT_WORKERS="1",
         PYTHONDONTWRITEBYTECODE="1",
     )
     env.update(extra)

@@ -2,9 +2,10 @@
 
 import csv
 import io
-import threading
+import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from datetime import date, timedelta
 
 import pytest
@@ -19,14 +20,24 @@ from audit.models import AuditEvent
 from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt, password_encrypt
 from imports.rows import OUTCOME_UNKNOWN
-from imports.run import import_job_run
-from imports.services import import_job_create_from_csv
+from imports.services import import_job_confirm, import_job_create_from_csv
+from imports.tasks import register_import_row, run_import_job
 from learners.models import Learner, Level
 from learners.registration import registration_failure
-from partner_api import PartnerApiServerError, PartnerApiUnavailable, get_client
+from partner_api import (
+    PartnerApiClient,
+    PartnerApiServerError,
+    PartnerApiUnavailable,
+    get_client,
+)
 from tests.browsing import browser_sign_in
 from tests.factories import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_file
-from tests.workers import run_db_worker
+from tests.workers import RunningWorker, db_worker_running, run_db_worker
+
+DATABASE_TASKS = {
+    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+}
+WORKER_TIMEOUT = 180  # seconds: the machine may be loaded
 
 
 def checked_file(staff, count: int) -> ImportJob:
@@ -52,6 +63,14 @@ def csv_rows(response) -> list[list[str]]:
 
 def creations(upstream) -> int:
     return upstream.state.count(endpoint="create-learner")
+
+
+def wait_for(condition: Callable[[], bool], worker: RunningWorker, what: str) -> None:
+    """Wait until the condition holds, failing with the worker's output past a generous limit."""
+    deadline = time.monotonic() + WORKER_TIMEOUT
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}, in time\n{worker.output()}"
+        time.sleep(0.2)
 
 
 def every_text_in_the_database() -> str:
@@ -372,8 +391,8 @@ def test_a_10000_row_file_is_checked_in_flat_memory(staff, db, settings):
 
 # Registering -----------------------------------------------------------------------------------
 #
-# Marked `backend`: the run sends rows from several threads, each claiming rows on its own
-# database connection.
+# Marked `backend`: each row's task claims its row by a conditional update, committed on its
+# own, whose outcome under the database's locking is what these tests check.
 
 
 @pytest.mark.backend
@@ -457,7 +476,8 @@ def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream,
 @pytest.mark.django_db(transaction=True)
 def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings):
     job = checked_file(staff, 4)
-    # A worker took the job, claimed row 2 and sent it (the service registered it), then died.
+    # A worker claimed row 2 and sent it (the service registered it), then died with the
+    # tasks of the rows after it.
     row = job.rows.get(row_number=2)
     get_client().create_learner(
         username=row.username, password=GOOD_PASSWORD, dob=row.dob, level=row.level
@@ -468,8 +488,7 @@ def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings)
         confirmed_by=staff,
         confirmed_at=long_ago,
         started_at=long_ago,
-        runner="dead-worker",
-        heartbeat_at=long_ago,
+        rows_queued_at=long_ago,
     )
     ImportRow.objects.filter(pk=row.pk).update(state=ImportRow.State.SENDING, claimed_at=long_ago)
     staff_client = Client()
@@ -491,16 +510,70 @@ def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings)
 
 @pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
-def test_a_second_run_leaves_a_job_its_live_worker_holds_alone(staff, upstream):
+def test_a_row_whose_task_runs_twice_is_sent_once(staff, upstream):
+    job = checked_file(staff, 3)
+    import_job_confirm(job=job, confirmed_by=staff)
+    assert creations(upstream) == 3
+    outcomes = list(job.rows.values_list("pk", "state", "reason", "signin_ready_at"))
+
+    # A task queued again (by the sweep while the first still waited), and the job's run too.
+    for row_id in job.rows.values_list("pk", flat=True):
+        register_import_row.enqueue(row_id)
+    run_import_job.enqueue(job.pk)
+
+    assert creations(upstream) == 3
+    assert list(job.rows.values_list("pk", "state", "reason", "signin_ready_at")) == outcomes
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_leaves_a_row_its_live_worker_is_sending_alone(staff, upstream):
+    from django.core.management import call_command
+
     job = checked_file(staff, 2)
+    long_ago = timezone.now() - timedelta(minutes=10)
     ImportJob.objects.filter(pk=job.pk).update(
-        state=ImportJob.State.RUNNING, runner="live-worker", heartbeat_at=timezone.now()
+        state=ImportJob.State.RUNNING, confirmed_by=staff, confirmed_at=long_ago,
+        started_at=long_ago, rows_queued_at=long_ago,
+    )  # fmt: skip
+    sending = job.rows.get(row_number=2)
+    ImportRow.objects.filter(pk=sending.pk).update(
+        state=ImportRow.State.SENDING, claimed_at=timezone.now()
     )
 
-    import_job_run(job_id=job.pk)
+    call_command("sweep_imports", stdout=io.StringIO())
+
+    sending.refresh_from_db()
+    assert sending.state == ImportRow.State.SENDING and sending.reason == ""
+    assert creations(upstream) == 0
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.RUNNING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_waiting_behind_a_busy_import_is_not_run_again(staff, upstream):
+    from django.core.management import call_command
+
+    long_ago = timezone.now() - timedelta(minutes=10)
+    busy, waiting = (
+        checked_file(staff, 2),
+        import_job_create_from_csv(
+            file=upload_file(HEADER + "\n" + good_rows(2, prefix="later")), created_by=staff
+        ),
+    )
+    ImportJob.objects.filter(pk__in=[busy.pk, waiting.pk]).update(
+        state=ImportJob.State.RUNNING, confirmed_by=staff, confirmed_at=long_ago,
+        started_at=long_ago, rows_queued_at=long_ago,
+    )  # fmt: skip
+    # The workers are on the other import: one of its rows was just sent.
+    busy.rows.filter(row_number=2).update(state="registered", finished_at=timezone.now())
+
+    call_command("sweep_imports", stdout=io.StringIO())
 
     assert creations(upstream) == 0
-    assert job.rows.filter(state="queued").count() == 2
+    waiting.refresh_from_db()
+    assert waiting.state == ImportJob.State.RUNNING and waiting.resume_requested_at is None
 
 
 @pytest.mark.backend
@@ -630,9 +703,7 @@ def test_passwords_waiting_to_be_sent_are_encrypted(staff_client):
 @pytest.mark.backend  # the database task queue, read by a second process
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
-    settings.TASKS = {
-        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
-    }
+    settings.TASKS = DATABASE_TASKS
     # The worker hashes with the real (slow) hasher: let this process check such a hash.
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.MD5PasswordHasher",
@@ -654,7 +725,61 @@ def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     assert Client().login(username="pupil3", password=GOOD_PASSWORD)
 
 
-@pytest.mark.backend  # the run's threads, each on its own connection
+@pytest.mark.backend  # real workers reading the database task queue, each its own process
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_row_leaves_it_unknown_and_a_new_one_sends_the_rest(
+    staff, upstream, settings, monkeypatch
+):
+    from django.core.management import call_command
+
+    settings.TASKS = DATABASE_TASKS
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+    # The first row's call is read upstream, then never answered: its worker dies waiting.
+    upstream.state.faults.add_spec("create-learner=hang:seconds=120,times=1")
+    worker_env = {"PARTNER_API_TIMEOUT": "3.05,150"}  # it waits for the answer until killed
+    job = checked_file(staff, 4)
+    import_job_confirm(job=job, confirmed_by=staff)
+    sending = job.rows.filter(state=ImportRow.State.SENDING)
+
+    with db_worker_running(upstream.base_url, "imports", env=worker_env) as first:
+        wait_for(lambda: sending.exists() and creations(upstream) == 1, first, "a row sent")
+        first.process.kill()
+        first.process.wait()
+    cut_off = sending.get()
+
+    with db_worker_running(upstream.base_url, "imports", env=worker_env) as second:
+        wait_for(
+            lambda: job.rows.filter(signin_ready_at__isnull=False).count() == 3,
+            second,
+            "the other rows registered and ready to sign in",
+        )
+
+    assert creations(upstream) == 4  # the cut-off row once, the others once each
+    cut_off.refresh_from_db()
+    assert cut_off.state == ImportRow.State.SENDING  # nobody knows whether it arrived
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.RUNNING
+
+    # A minute later the sweep takes its worker for dead: unknown, never sent again.
+    later = timezone.now() + timedelta(seconds=settings.IMPORT_STALLED_AFTER + 1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    out = io.StringIO()
+    call_command("sweep_imports", stdout=out)
+
+    assert "1 rows cut off marked outcome unknown, 1 finished" in out.getvalue()
+    cut_off.refresh_from_db()
+    assert cut_off.state == ImportRow.State.FAILED and cut_off.reason == OUTCOME_UNKNOWN
+    assert not Learner.objects.filter(username=cut_off.username).exists()
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+    assert creations(upstream) == 4
+    sent = job.rows.filter(state=ImportRow.State.REGISTERED).values_list("username", flat=True)
+    assert all(Client().login(username=name, password=GOOD_PASSWORD) for name in sent)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_username_registered_here_after_the_check_is_not_sent(staff, upstream):
     job = checked_file(staff, 2)
@@ -707,43 +832,38 @@ def test_a_corrected_file_from_a_preview_confirmed_meanwhile_leaves_it_alone(sta
     assert first.state == ImportJob.State.RUNNING
 
 
-@pytest.mark.backend  # the run's threads, each on its own connection
-@pytest.mark.django_db(transaction=True)
-def test_no_more_rows_are_in_flight_than_the_concurrency_setting(staff, upstream, settings):
-    from partner_api import PartnerApiClient
+def stack_depth() -> int:
+    """Return how many frames the calling code runs under."""
+    frame, depth = sys._getframe(1), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
 
-    settings.IMPORT_CONCURRENCY = 2
-    upstream.state.faults.add_spec("create-learner=latency:ms=100")
-    in_flight, most = [0], [0]
+
+@pytest.mark.django_db(transaction=True)
+def test_tasks_run_at_once_go_no_deeper_for_the_last_row_than_the_first(staff, upstream):
+    # Tests run tasks at once, inside the task that queues them: a task per row must not nest
+    # each row's task inside the last one's (1,000 rows would overflow the stack).
+    depths: list[int] = []
     real = PartnerApiClient.create_learner
 
-    lock = threading.Lock()
+    def measured(self, **kwargs):
+        depths.append(stack_depth())
+        return real(self, **kwargs)
 
-    def counting(self, **kwargs):
-        with lock:
-            in_flight[0] += 1
-            most[0] = max(most[0], in_flight[0])
-        try:
-            return real(self, **kwargs)
-        finally:
-            with lock:
-                in_flight[0] -= 1
-
-    job = checked_file(staff, 8)
-    staff_client = Client()
-    staff_client.force_login(staff)
+    job = checked_file(staff, 120)  # more than one batch of accounts
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PartnerApiClient, "create_learner", counting)
-        started = time.monotonic()
-        staff_client.post(f"/learners/import/{job.pk}/confirm/")
-        elapsed = time.monotonic() - started
+        patch.setattr(PartnerApiClient, "create_learner", measured)
+        import_job_confirm(job=job, confirmed_by=staff)
 
-    assert most[0] == 2
-    assert job.rows.filter(state="registered").count() == 8
-    assert elapsed >= 8 * 0.1 / 2
+    assert len(depths) == 120
+    assert max(depths) == min(depths), (depths[0], depths[-1])
+    job.refresh_from_db()
+    assert job.state == ImportJob.State.FINISHED
+    assert job.rows.filter(state="registered", signin_ready_at__isnull=False).count() == 120
 
 
-@pytest.mark.backend  # the run's threads, each on its own connection
+@pytest.mark.backend  # rows claimed and failed by conditional updates, committed row by row
 @pytest.mark.django_db(transaction=True)
 def test_a_changed_secret_key_fails_rows_unsent_with_a_reason(staff, upstream, settings):
     from imports.services import import_job_confirm
@@ -789,9 +909,8 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
     job = checked_file(staff, 10)
     ImportJob.objects.filter(pk=job.pk).update(
         state=ImportJob.State.RUNNING,
-        started_at=timezone.now(),
-        runner="live-worker",
-        heartbeat_at=timezone.now() + timedelta(minutes=5),  # alive: no resume from the page
+        confirmed_at=timezone.now(),
+        started_at=timezone.now(),  # just started: the page does not take it for stalled
     )
     refused = []
     chromium = browser

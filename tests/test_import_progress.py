@@ -34,8 +34,6 @@ def run(job: ImportJob, *, started: bool = True) -> None:
         state=ImportJob.State.RUNNING,
         confirmed_at=now - timedelta(seconds=40),
         started_at=now - timedelta(seconds=40) if started else None,
-        runner="live",
-        heartbeat_at=now + timedelta(minutes=5),  # alive: a page does not resume it
     )
     job.refresh_from_db()
 

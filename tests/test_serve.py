@@ -52,16 +52,19 @@ def max_age(cache_control: str) -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_process(tmp_path):
-    env = production_environment(database_url_for_workers(), tmp_path / "static")
+    env = production_environment(
+        database_url_for_workers(), tmp_path / "static", IMPORT_WORKERS="2"
+    )
     with portal_served(env, tmp_path) as portal:
         portal.wait_until_serving()
 
-        # Beside gunicorn (a master and its 2 workers): both task workers and the 5 sweeps.
+        # Beside gunicorn (a master and its 2 workers): the delivery worker, IMPORT_WORKERS
+        # imports workers and the 5 sweeps.
         processes = portal.descendants()
         commands = sorted(processes.values())
         assert sum("gunicorn" in c for c in commands) == 3, commands
         assert sum(c.endswith("db_worker --no-reload") for c in commands) == 1, commands
-        assert sum("db_worker --no-reload --queue-name imports" in c for c in commands) == 1
+        assert sum("db_worker --no-reload --queue-name imports" in c for c in commands) == 2
         for sweep, every in [
             ("sweep_attempts", 60),
             ("sweep_imports", 60),

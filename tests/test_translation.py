@@ -21,13 +21,15 @@ from django.db import models
 from django.test import Client
 from django.utils import timezone, translation
 from django.utils.translation import trans_real
+from django_tasks_db.models import DBTaskResult
 
 from assessments.models import AssessmentAttempt
-from imports.models import ImportJob, ImportRow
+from imports.models import ImportJob
 from imports.services import import_job_confirm, import_job_create_from_csv
+from learners.registration import TAKEN_UPSTREAM
 from partner_api import get_client
 from partner_api.models import UpstreamFailure
-from tests.factories import HEADER, good_rows, make_learner, mid_way, upload_file
+from tests.factories import GOOD_PASSWORD, HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
@@ -346,23 +348,32 @@ def test_a_csv_download_is_written_in_the_language_of_its_request(in_pseudo_lang
     assert text.splitlines()[0].startswith("\ufeffusername,")  # the header is a data interface
 
 
-@pytest.mark.django_db(transaction=True)  # outside a transaction, an import runs in threads
-def test_an_imports_sending_threads_write_in_the_language_the_job_runs_in(
-    in_pseudo_language, settings, staff, upstream
+def run_queued(task_path: str) -> None:
+    """Run the queued task of that path in this process, as a worker does."""
+    queued = DBTaskResult.objects.get(task_path=task_path)
+    queued.task.call(*queued.task_result.args, **queued.task_result.kwargs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_imports_rows_are_failed_in_the_language_it_was_confirmed_in(
+    in_pseudo_language, staff, upstream, settings
 ):
-    settings.LANGUAGE_CODE = "en-gb"  # a new thread starts in this, not in the job's language
-    get_client().create_learner(username="pupil1", password="plum-kettle-9", dob=date(2010, 1, 1))
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    }
+    get_client().create_learner(username="pupil0", password=GOOD_PASSWORD, dob=date(2010, 1, 1))
     job = import_job_create_from_csv(
-        file=upload_file(HEADER + "\n" + good_rows(2)), created_by=staff
+        file=upload_file(HEADER + "\n" + good_rows(1)), created_by=staff
     )
+    import_job_confirm(job=job, confirmed_by=staff)  # queued, by a reader of the pseudo-language
+    settings.LANGUAGE_CODE = "en"  # the site's language, a worker's without one given
 
-    with translation.override(PSEUDO):  # the language of the staff member who confirms
-        import_job_confirm(job=job, confirmed_by=staff)
+    with translation.override("en"):  # as a worker starts
+        run_queued("imports.tasks.run_import_job")
+        run_queued("imports.tasks.register_import_row")
+        english = str(TAKEN_UPSTREAM)
 
-    refused = ImportRow.objects.get(job=job, username="pupil1")
-    assert refused.state == ImportRow.State.FAILED
-    # Written by a sending thread: in the job's language, not the thread's default.
-    assert refused.reason.startswith(OPEN) and pseudo("already taken")[1:-1] in refused.reason
+    assert job.rows.get().reason == pseudo(english)
 
 
 @pytest.mark.django_db

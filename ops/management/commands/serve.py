@@ -54,12 +54,14 @@ def children(host: str, port: int, *, workers: bool, sweeps: bool) -> list[Child
     found = [Child("web server (gunicorn)", [*web, f"--bind={host}:{port}", "portal.wsgi"])]
     if workers:
         found.append(Child("delivery worker", manage("db_worker", "--no-reload")))
-        found.append(
+        # One import row at a time each: as many rows are sent at once as there are workers.
+        found += [
             Child(
-                "imports worker",
+                f"imports worker {number}",
                 manage("db_worker", "--no-reload", "--queue-name", "imports"),
             )
-        )
+            for number in range(1, max(1, settings.IMPORT_WORKERS) + 1)
+        ]
     if sweeps:
         found += [Child(name, manage(name, "--every", str(secs))) for name, secs in SWEEPS.items()]
     return found
