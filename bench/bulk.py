@@ -2,11 +2,11 @@
 
 The file goes through the same services as the upload page (imports.services): create from
 CSV, then confirm, which queues the run on the `imports` queue; IMPORT_WORKERS `db_worker`
-processes take it from there, one task per row, as `manage.py serve` runs them. The rows'
-recorded times give the two figures, from the job's start (its run picked up by a worker):
-upstream registration (last row's upstream outcome) and sign-in ready (last row's password
-hashed and account active). The learners it registers are deleted afterwards, so the cohort
-stays as generated.
+processes take it from there, one task per row, as `manage.py serve` runs them. The recorded
+times give the figures, from the job's start (its run picked up by a worker): upstream
+registration (last row's upstream outcome), sign-in ready (last row's password hashed and
+account active) and the job finished; and how long the run waited to be picked up. The
+learners it registers are deleted afterwards, so the cohort stays as generated.
 """
 
 import io
@@ -16,11 +16,12 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack, contextmanager
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Max
+from django.utils import timezone
 
 from bench.lists import staff_client
 
@@ -117,21 +118,22 @@ def rows(*, latency_ms: int, count: int = ROWS) -> list[tuple[str, str, str, str
         raise RuntimeError(f"the bench file has {job.invalid_rows} invalid rows")
     workers = max(1, settings.IMPORT_WORKERS)
     with imports_workers(workers):
-        confirmed = time.perf_counter()
         import_job_confirm(job=job, confirmed_by=user)
         deadline = time.monotonic() + RUN_TIMEOUT
         while job.state == ImportJob.State.RUNNING and time.monotonic() < deadline:
             time.sleep(0.2)
             job.refresh_from_db()
-        wall = time.perf_counter() - confirmed
     times = job.rows.aggregate(upstream=Max("finished_at"), ready=Max("signin_ready_at"))
     registered = job.rows.filter(state="registered").count()
     ideal = count * latency_ms / 1000 / workers
-    started = job.started_at
-    upstream = (times["upstream"] - started).total_seconds() if times["upstream"] else wall
-    ready = (times["ready"] - started).total_seconds() if times["ready"] else None
-    finished = job.state == ImportJob.State.FINISHED
+    started = job.started_at or timezone.now()
+    picked_up = (started - job.confirmed_at).total_seconds()
+    upstream = _seconds(started, times["upstream"])
+    ready = _seconds(started, times["ready"])
+    finished = _seconds(started, job.finished_at)
     _cleanup(job)
+    if upstream is None:
+        return [("bulk registration", "no row was sent", "", "FAIL")]
     return [
         (
             f"bulk registration {count:,} rows, {latency_ms} ms latency, {workers} imports"
@@ -142,13 +144,20 @@ def rows(*, latency_ms: int, count: int = ROWS) -> list[tuple[str, str, str, str
             "PASS" if upstream <= TARGET_FACTOR * ideal and registered == count else "FAIL",
         ),
         (
-            "bulk registration: sign-in ready (passwords hashed); confirmed to finished",
-            (f"{ready:.1f} s" if ready is not None else "n/a")
-            + (f"; {wall:.1f} s" if finished else f"; not finished after {wall:.0f} s"),
+            "bulk registration: sign-in ready (passwords hashed); job finished; run picked up",
+            f"{_figure(ready)}; {_figure(finished)}; {picked_up:.1f} s after confirming",
             "",
-            "" if finished else "FAIL",
+            "" if finished is not None else "FAIL",
         ),
     ]
+
+
+def _seconds(start: datetime, end: datetime | None) -> float | None:
+    return (end - start).total_seconds() if end is not None else None
+
+
+def _figure(seconds: float | None) -> str:
+    return f"{seconds:.1f} s" if seconds is not None else "n/a"
 
 
 def _staff_user():

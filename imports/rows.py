@@ -157,7 +157,9 @@ def rows_prepare(row_ids: list[int]) -> list[ImportRow]:
     sending it) keeps it.
     """
     rows = list(
-        ImportRow.objects.select_related("job", "learner")
+        # With whoever confirmed the job: every account names who registered it (a query a
+        # row otherwise).
+        ImportRow.objects.select_related("job__confirmed_by", "learner")
         .filter(pk__in=row_ids, state=ImportRow.State.QUEUED)
         .order_by("row_number")
     )

@@ -15,6 +15,7 @@ run again, which queues whatever rows are left.
 """
 
 import logging
+from collections.abc import Iterator
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -35,8 +36,10 @@ from partner_api import get_client
 
 logger = logging.getLogger(__name__)
 
-# Local accounts are made this many rows at a time, with their rows' tasks.
+# Local accounts are made this many rows at a time, with their rows' tasks; the first batch
+# is small, so that the other workers have rows to send at once.
 PREPARE_BATCH = 100
+FIRST_BATCH = 10
 
 
 def import_job_run(*, job_id: int) -> None:
@@ -54,16 +57,22 @@ def import_job_run(*, job_id: int) -> None:
     if not claimed:
         logger.info("Import %s is not running, or its rows are queued already", job_id)
         return
-    row_ids = queued_row_ids(job_id)
-    for first in range(0, len(row_ids), PREPARE_BATCH):
+    for batch in _batches(queued_row_ids(job_id)):
         # The accounts and the tasks that send their rows are written together.
         with transaction.atomic():
-            for row in rows_prepare(row_ids[first : first + PREPARE_BATCH]):
+            for row in rows_prepare(batch):
                 tasks.enqueue_row_registration(row.pk)
     for row_id in rows_awaiting_signin(job_id):
         tasks.enqueue_row_signin(row_id)
     # Every row may have failed before any task ran (a username taken here since the check).
     import_job_finish_if_done(job_id=job_id)
+
+
+def _batches(row_ids: list[int]) -> Iterator[list[int]]:
+    """Yield the ids a batch at a time, the first batch small."""
+    yield row_ids[:FIRST_BATCH]
+    for start in range(FIRST_BATCH, len(row_ids), PREPARE_BATCH):
+        yield row_ids[start : start + PREPARE_BATCH]
 
 
 def import_row_run(*, row_id: int) -> None:
