@@ -319,21 +319,23 @@ def good_rows(count: int, prefix: str = "pupil", password: str = GOOD_PASSWORD) 
 
 def mid_way(job: ImportJob, *, reason: str = "The service said no.") -> tuple[datetime, list[int]]:
     """Put a checked job mid-run; return the time it used and the sendable rows' keys."""
-    # 50 s in, its workers busy: 4 rows registered, 1 failed with `reason`, 1 being sent (just
-    # claimed: a page does not take it for cut off), the rest waiting.
+    # 50 s in, its workers busy: 4 rows registered, 1 failed with `reason`, 1 being sent, the
+    # rest waiting. Its rows queued and the one claimed "in five minutes": however slow the
+    # test, a page neither runs the job again nor takes the row for cut off.
     now = timezone.now()
+    alive = now + timedelta(minutes=5)
     ImportJob.objects.filter(pk=job.pk).update(
         state=ImportJob.State.RUNNING,
         confirmed_at=now,
         started_at=now - timedelta(seconds=50),
-        rows_queued_at=now - timedelta(seconds=50),
+        rows_queued_at=alive,
     )
     rows = list(
         job.rows.exclude(state="invalid").order_by("row_number").values_list("pk", flat=True)
     )
     ImportRow.objects.filter(pk__in=rows[:4]).update(state="registered", signin_ready_at=now)
     ImportRow.objects.filter(pk=rows[4]).update(state="failed", reason=reason)
-    ImportRow.objects.filter(pk=rows[5]).update(state="sending", claimed_at=now)
+    ImportRow.objects.filter(pk=rows[5]).update(state="sending", claimed_at=alive)
     return now, rows
 
 

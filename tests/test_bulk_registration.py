@@ -909,8 +909,8 @@ def test_the_progress_bar_moves_in_a_browser_and_the_page_reloads_when_done(
     job = checked_file(staff, 10)
     ImportJob.objects.filter(pk=job.pk).update(
         state=ImportJob.State.RUNNING,
-        confirmed_at=timezone.now(),
-        started_at=timezone.now(),  # just started: the page does not take it for stalled
+        started_at=timezone.now(),
+        rows_queued_at=timezone.now() + timedelta(minutes=5),  # alive: no resume from the page
     )
     refused = []
     chromium = browser
