@@ -14,7 +14,6 @@ from assessments.selectors import with_latest_attempt, with_latest_result
 from learners.models import Learner
 
 # Matches the partial indexes on Learner (learner_active_name_idx and its level variant).
-LEARNER_LIST_ORDER = Learner.LIST_ORDER
 
 
 State = AssessmentAttempt.State
@@ -35,13 +34,13 @@ NEEDS_HELP, NO_HELP_NEEDED = "yes", "no"
 BY_NAME, BY_REGISTERED, BY_LATEST_RESULT, BY_RISK = "name", "registered", "result", "risk"
 NEWEST_RESULT_FIRST = F("latest_result_at").desc(nulls_last=True)
 SORTS = {
-    BY_NAME: LEARNER_LIST_ORDER,
+    BY_NAME: Learner.LIST_ORDER,
     BY_REGISTERED: ("-registered_at", "-id"),
-    BY_LATEST_RESULT: (NEWEST_RESULT_FIRST, *LEARNER_LIST_ORDER),
+    BY_LATEST_RESULT: (NEWEST_RESULT_FIRST, *Learner.LIST_ORDER),
     BY_RISK: (
         F("latest_risk_rank").desc(nulls_last=True),
         NEWEST_RESULT_FIRST,
-        *LEARNER_LIST_ORDER,
+        *Learner.LIST_ORDER,
     ),
 }
 # Filters and orders that read the latest results: only for staff who may see results.
@@ -103,7 +102,7 @@ def learner_rows(learners: QuerySet[Learner], sort: str = BY_NAME) -> QuerySet[L
     page = Learner.objects.filter(pk__in=learners.values("pk"))
     if sort in RESULT_SORTS:
         return with_latest_result(page).order_by(*SORTS[sort])
-    return with_latest_attempt(page).order_by(*SORTS.get(sort, LEARNER_LIST_ORDER))
+    return with_latest_attempt(page).order_by(*SORTS.get(sort, Learner.LIST_ORDER))
 
 
 # A registration still pending after this long was cut off (the process died mid-call).

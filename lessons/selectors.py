@@ -11,7 +11,6 @@ from assessments.models import AssessmentAttempt, AttemptAnswer
 from assessments.taking import first_page_to_resume, question_pages
 from classes.models import SchoolGroup
 from learners.models import Learner
-from learners.selectors import LEARNER_LIST_ORDER
 from lessons.models import CardRefusal, CardSession, SignInWindow
 
 State = AssessmentAttempt.State
@@ -44,7 +43,7 @@ def group_pupils(group: SchoolGroup) -> list[Learner]:
             group_memberships__left_at__isnull=True,
         )
         .select_related("user")
-        .order_by(*LEARNER_LIST_ORDER)
+        .order_by(*Learner.LIST_ORDER)
     )
 
 
