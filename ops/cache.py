@@ -1,13 +1,59 @@
-"""Django's RedisCache, reusing one Redis client per connection pool.
+"""Django's RedisCache, reusing one client per pool, and going on from the database without Redis.
 
 Django's backend builds a new redis.Redis object for every cache call (RedisCacheClient.
 get_client); with redis-py 5+ that costs about as much as the call itself, and a signed-in page
 makes several (session, user, upstream health). The client is thread-safe and only wraps the
 pool, so one per pool does the same work for less.
+
+Redis is a help, never a single point of failure. When a call fails (Redis stopped, restarting,
+unreachable), this process logs it once and answers every cache call from the database until
+Redis answers again, trying it again after 1, 2, 4... (at most REDIS_RETRY_CAP) seconds:
+
+- Keys that only copy a database row (CACHE_COPY_PREFIXES: sessions, the signed-in user, the
+  school's settings, rendered pages) are misses meanwhile, and writes to them are skipped: the
+  callers then read the database itself, as they do on any miss. Nothing is kept twice.
+- Every other key (the sign-in throttle's counts and locks, card refusals, the upstream circuit)
+  is kept in the database (ops.cache_fallback), with add and incr as atomic there as on Redis,
+  so limits still hold.
+
+Once Redis answers, the keys this process wrote meanwhile are put right there: a copy is deleted
+(it may be older than the database), a kept key is moved back to Redis with the time it has
+left. Then the process goes on with Redis, and logs that once.
 """
 
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
+from prometheus_client import Counter, Gauge
+from redis.exceptions import RedisError
+
+from ops.cache_fallback import NEVER, DatabaseFallbackCache
+
+logger = logging.getLogger(__name__)
+
+FALLBACKS = Counter(
+    "portal_cache_fallbacks",
+    "Cache operations answered without Redis (from the database, or as a miss), by operation.",
+    ["operation"],
+)
+DEGRADED = Gauge(
+    "portal_cache_degraded",
+    "1 while a process answers cache calls without Redis (the most of any process), else 0.",
+    multiprocess_mode="livemax",
+)
+# Keys written during an outage, put right in Redis when it returns; beyond this many the
+# oldest are left to expire (a copy lives at most ROW_CACHE_SECONDS).
+TOUCHED_LIMIT = 10_000
+RECOVERY_BATCH = 500
 
 
 class _ReusingClient(RedisCacheClient):
@@ -23,9 +69,208 @@ class _ReusingClient(RedisCacheClient):
         return client
 
 
+class _Outage:
+    """Whether this process is without Redis, since when, and when to try it again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.since: float | None = None
+        self.retry_at = 0.0
+        self.failures = 0
+        self.touched: dict[str, None] = {}  # raw keys, in the order first written
+
+    def skip_redis(self) -> bool:
+        return self.since is not None and time.monotonic() < self.retry_at
+
+    def begin(self, error: Exception) -> None:
+        with self.lock:
+            self.failures += 1
+            delay = min(2 ** (self.failures - 1), settings.REDIS_RETRY_CAP)
+            self.retry_at = time.monotonic() + delay
+            if self.since is None:
+                self.since = time.monotonic()
+                DEGRADED.set(1)
+                # The kind only: a message may name the host and its password.
+                logger.warning(
+                    "Redis cannot be reached (%s): answering the cache from the database "
+                    "until it returns",
+                    type(error).__name__,
+                )
+
+    def touch(self, keys) -> None:
+        with self.lock:
+            for key in keys:
+                if len(self.touched) >= TOUCHED_LIMIT:
+                    break
+                self.touched[key] = None
+
+    def take_touched(self) -> list[str] | None:
+        """End the outage; return the keys to put right, or None if another thread ended it."""
+        with self.lock:
+            if self.since is None:
+                return None
+            lasted = time.monotonic() - self.since
+            self.since, self.failures = None, 0
+            touched, self.touched = list(self.touched), {}
+        DEGRADED.set(0)
+        logger.warning("Redis answers again after %.0f s: the cache is back on Redis", lasted)
+        return touched
+
+
+_OUTAGES: dict[str, _Outage] = {}
+_OUTAGES_LOCK = threading.Lock()
+
+
 class RedisCache(DjangoRedisCache):
-    """Django's RedisCache (same options, same keys), with a client per pool kept."""
+    """Django's RedisCache (same options, same keys): a client per pool, the database as backup."""
 
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
         self._class = _ReusingClient
+        self._fallback = DatabaseFallbackCache(params)
+        # Django makes a cache object per thread: the outage is the process's, one per server.
+        with _OUTAGES_LOCK:
+            self._outage = _OUTAGES.setdefault(str(server), _Outage())
+
+    @property
+    def degraded(self) -> bool:
+        """Whether this process is answering cache calls without Redis."""
+        return self._outage.since is not None
+
+    def redis_answers(self) -> bool:
+        """Ask Redis itself, whatever this process last found (for /readyz)."""
+        try:
+            return bool(self._cache.get_client(write=True).ping())
+        except RedisError:
+            return False
+
+    def _is_copy(self, key: str) -> bool:
+        return key.startswith(tuple(settings.CACHE_COPY_PREFIXES))
+
+    def _call(self, operation: str, keys, on_redis: Callable[[], Any], kept, missing=None):
+        """Run on Redis; without it, run `kept` on the keys the database keeps, or miss.
+
+        `missing` is the answer when every key is a copy (an exception is raised).
+        """
+        if not self._outage.skip_redis() and self._back_on_redis():
+            try:
+                return on_redis()
+            except RedisError as error:
+                self._outage.begin(error)
+        FALLBACKS.labels(operation).inc()
+        if operation not in ("get", "get_many", "has_key"):
+            self._outage.touch(keys)
+        own = [key for key in keys if not self._is_copy(key)]
+        if own or not keys:
+            return kept(own)
+        if isinstance(missing, Exception):
+            raise missing
+        return missing
+
+    def _back_on_redis(self) -> bool:
+        """Return whether to use Redis: it was never gone, or it answers again (put right)."""
+        if self._outage.since is None:
+            return True
+        try:
+            self._cache.get_client(write=True).ping()
+        except RedisError as error:
+            self._outage.begin(error)
+            return False
+        self._recover()
+        return True
+
+    def _recover(self) -> None:
+        """Put right in Redis what this process wrote without it; never fail the caller."""
+        touched = self._outage.take_touched()
+        if not touched:
+            return
+        try:
+            for start in range(0, len(touched), RECOVERY_BATCH):
+                self._put_right(touched[start : start + RECOVERY_BATCH])
+        except RedisError as error:  # gone again: what is left expires on its own
+            self._outage.begin(error)
+        except Exception as error:  # the database: the kept keys expire there on their own
+            logger.warning("Cache keys not moved back to Redis (%s)", type(error).__name__)
+
+    def _put_right(self, keys: list[str]) -> None:
+        """Delete copies from Redis; move kept keys back with the time they have left."""
+        kept = [key for key in keys if not self._is_copy(key)]
+        entries = self._fallback.entries(kept)
+        now = time.time()
+        gone = [key for key in keys if key not in entries]
+        if gone:
+            super().delete_many(gone)
+        for key, (value, expires) in entries.items():
+            super().set(key, value, None if expires >= NEVER else max(1, int(expires - now)))
+        self._fallback.delete_many(kept)
+
+    # Django's cache API: each call on Redis, or without it meanwhile.
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._call(
+            "add", [key], lambda: super(RedisCache, self).add(key, value, timeout, version),
+            lambda own: self._fallback.add(key, value, timeout, version), False,
+        )  # fmt: skip
+
+    def get(self, key, default=None, version=None):
+        return self._call(
+            "get", [key], lambda: super(RedisCache, self).get(key, default, version),
+            lambda own: self._fallback.get(key, default, version), default,
+        )  # fmt: skip
+
+    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        self._call(
+            "set", [key], lambda: super(RedisCache, self).set(key, value, timeout, version),
+            lambda own: self._fallback.set(key, value, timeout, version),
+        )  # fmt: skip
+
+    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._call(
+            "touch", [key], lambda: super(RedisCache, self).touch(key, timeout, version),
+            lambda own: self._fallback.touch(key, timeout, version), False,
+        )  # fmt: skip
+
+    def delete(self, key, version=None):
+        return self._call(
+            "delete", [key], lambda: super(RedisCache, self).delete(key, version),
+            lambda own: self._fallback.delete(key, version), False,
+        )  # fmt: skip
+
+    def get_many(self, keys, version=None):
+        keys = list(keys)
+        return self._call(
+            "get_many", keys, lambda: super(RedisCache, self).get_many(keys, version),
+            lambda own: self._fallback.get_many(own, version), {},
+        )  # fmt: skip
+
+    def has_key(self, key, version=None):
+        return self._call(
+            "has_key", [key], lambda: super(RedisCache, self).has_key(key, version),
+            lambda own: self._fallback.has_key(key, version), False,
+        )  # fmt: skip
+
+    def incr(self, key, delta=1, version=None):
+        return self._call(
+            "incr", [key], lambda: super(RedisCache, self).incr(key, delta, version),
+            lambda own: self._fallback.incr(key, delta, version),
+            ValueError(f"Key '{key}' not found."),
+        )  # fmt: skip
+
+    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
+        return self._call(
+            "set_many", list(data),
+            lambda: super(RedisCache, self).set_many(data, timeout, version),
+            lambda own: self._fallback.set_many({k: data[k] for k in own}, timeout, version), [],
+        )  # fmt: skip
+
+    def delete_many(self, keys, version=None):
+        keys = list(keys)
+        self._call(
+            "delete_many", keys, lambda: super(RedisCache, self).delete_many(keys, version),
+            lambda own: self._fallback.delete_many(own, version),
+        )  # fmt: skip
+
+    def clear(self):
+        return self._call(
+            "clear", [], lambda: super(RedisCache, self).clear(), lambda own: self._fallback.clear()
+        )

@@ -1,7 +1,8 @@
 """Liveness and readiness for load balancers: /healthz and /readyz (small JSON, no secrets).
 
 /healthz says only that the process answers (no database). /readyz checks what a page needs:
-the database answers, the cache answers, every migration is applied. It also reports the
+the database answers, the cache answers, every migration is applied. With Redis down the cache
+answers from the database: /readyz then says "degraded" and stays 200. It also reports the
 upstream circuit and the work waiting (deliveries, imports) but never fails on them: with the
 upstream down every web process would be taken out of the load balancer at once, which helps
 nobody (learners' answers are still saved and wait to be sent). Those are for alerts, through
@@ -58,13 +59,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 def readyz(request: HttpRequest) -> JsonResponse:
     """Say whether this process can serve pages, and what else an operator should know."""
-    checks = {
-        "database": _check(database_answers),
-        "cache": _check(cache_answers),
-    }
+    checks = {"database": _check(database_answers), "cache": _cache_check()}
     checks["migrations"] = _check(migrations_applied) if checks["database"] == "ok" else "unknown"
-    ready = all(result == "ok" for result in checks.values())
-    body: dict[str, object] = {"status": "ready" if ready else "not ready", "checks": checks}
+    ready = all(result in ("ok", DEGRADED) for result in checks.values())
+    status = "not ready" if not ready else DEGRADED if DEGRADED in checks.values() else "ready"
+    body: dict[str, object] = {"status": status, "checks": checks}
     body["upstream"] = {"circuit": _circuit_state()}
     if checks["database"] == "ok":
         try:
@@ -90,6 +89,19 @@ def _check(check: Callable[[], bool]) -> str:
     except Exception as exc:
         logger.warning("readiness: %s failed (%s)", check.__name__, type(exc).__name__)
         return "failing"
+
+
+# Redis is not answering and the database stands in for it (ops/cache.py): pages still work,
+# so the process stays in the load balancer; an operator should look.
+DEGRADED = "degraded"
+
+
+def _cache_check() -> str:
+    """Say "ok", "degraded" (Redis down, the database standing in) or "failing"."""
+    redis_answers = getattr(cache, "redis_answers", None)
+    if redis_answers is None or redis_answers():
+        return _check(cache_answers)
+    return DEGRADED if _check(cache_answers) == "ok" else "failing"
 
 
 def database_answers() -> bool:

@@ -1,4 +1,4 @@
-"""Housekeeping: finished task results and old upstream-failure rows, pruned by a sweep."""
+"""Housekeeping: finished task results, old upstream failures and expired cache rows, pruned."""
 
 from datetime import timedelta
 
@@ -6,6 +6,7 @@ from django.conf import settings
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from ops.cache_fallback import delete_expired
 from partner_api.models import UpstreamFailure
 
 # Deleted in batches, so that a first sweep over years of rows holds no long lock.
@@ -28,6 +29,8 @@ def prune_old_rows(now=None) -> dict[str, int]:
         "upstream_failures": _delete_in_batches(
             UpstreamFailure.objects.filter(at__lt=failure_cutoff)
         ),
+        # What the cache kept in the database during a Redis outage, once its time is up.
+        "cache_rows": delete_expired(),
     }
 
 

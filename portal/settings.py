@@ -175,6 +175,28 @@ if urlsplit(env("CACHE_URL", default="")).scheme in ("redis", "rediss"):
     # Django's own backend whatever django-environ would pick (django-redis, if installed),
     # keeping one Redis client per pool rather than one per call (ops/cache.py).
     CACHES["default"]["BACKEND"] = "ops.cache.RedisCache"
+    # A stopped Redis refuses at once; one that hangs must not hold a page for long: the
+    # process then answers from the database (ops/cache.py) and tries Redis again later.
+    CACHES["default"].setdefault("OPTIONS", {})
+    CACHES["default"]["OPTIONS"].setdefault(
+        "socket_connect_timeout", env.float("REDIS_CONNECT_TIMEOUT", default=0.5)
+    )
+    CACHES["default"]["OPTIONS"].setdefault(
+        "socket_timeout", env.float("REDIS_TIMEOUT", default=1.0)
+    )
+# Without Redis, a process tries it again after 1, 2, 4... seconds, at most this many.
+REDIS_RETRY_CAP = env.float("REDIS_RETRY_CAP", default=5.0)
+# Cache keys that only copy database rows: without Redis they are misses (the callers read the
+# database), never kept in the database a second time. Every other key (counts, locks, the
+# circuit) is kept in the database meanwhile (ops/cache.py).
+CACHE_COPY_PREFIXES = (
+    "django.contrib.sessions.cached_db",
+    "portal.user:",
+    "portal.partner-settings",
+    "portal.upstream-health:",
+    "assessments.contacts:",
+    "assessments:",
+)
 # Keys of several deployments (or test runs) sharing one Redis database stay apart.
 CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
 # Whether every process of the deployment reads the same cache (Redis or the database).

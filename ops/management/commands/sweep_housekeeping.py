@@ -16,6 +16,7 @@ class Command(SweepCommand):
         if not any(counts.values()):
             return None
         return (
-            f"Housekeeping: {counts['task_results']} finished task results and "
+            f"Housekeeping: {counts['task_results']} finished task results, "
+            f"{counts['cache_rows']} expired cache rows (kept during a Redis outage) and "
             f"{counts['upstream_failures']} upstream failures deleted."
         )
