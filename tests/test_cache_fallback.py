@@ -70,7 +70,7 @@ def test_without_redis_counts_go_on_in_the_database_and_copies_miss(settings, ca
 def test_when_redis_returns_kept_keys_move_back_and_stale_copies_go(settings, caplog):
     settings.REDIS_RETRY_CAP = 0
     with own_redis() as redis_server:
-        cache = redis_cache(redis_server.url)
+        cache = redis_cache(redis_server.url())
         cache.set(COPY, "the row before the outage", 300)
         redis_server.stop()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.loadtest.report import (
+    Fault,
     RunFigures,
     Sample,
     UpstreamCheck,
@@ -100,3 +101,32 @@ def test_the_table_fails_what_misses_its_target_and_passes_the_rest() -> None:
     )
     assert rows["lost answers (saved by a learner, missing upstream)"][1] == "0 of 44"
     assert "21; 0.2/s over 100 s" in text
+
+
+def test_a_fault_run_allows_only_its_faults_errors_and_no_500_anywhere() -> None:
+    samples = [Sample("question page", float(n), 0.05, 200) for n in range(0, 100, 5)]
+    samples.append(Sample("save page", 31.0, 0.2, 503, "HTTP 503"))  # Redis down: not allowed
+    samples.append(Sample("save page", 71.0, 0.2, 503, "HTTP 503"))  # database down: allowed
+    samples.append(Sample("results", 72.0, 0.3, 500, "HTTP 500"))  # never allowed
+    upstream = UpstreamCheck(attempts=1, exactly_once=1, answers_saved=10, answers_lost=0)
+    faults = [
+        Fault("the Redis outage", Window(30.0, 45.0)),
+        Fault("the PostgreSQL restart", Window(70.0, 80.0), ("HTTP 503",)),
+    ]
+    figures = RunFigures(1, 1, 100.0, samples, None, upstream, "", faults, ["imports"])
+
+    rows = {row[0]: row for row in table_rows(figures)}
+
+    assert rows["errors outside the kill and the faults"][1:] == ("none", "0", "PASS")
+    assert rows["errors during the Redis outage (30-45 s)"][1:] == (
+        "1 x HTTP 503 (save page)",
+        "none",
+        "FAIL",
+    )
+    assert rows["errors during the PostgreSQL restart (70-80 s)"][1:] == (
+        "1 x HTTP 503 (save page); 1 x HTTP 500 (results)",
+        "HTTP 503 only",
+        "FAIL",
+    )
+    assert rows["HTTP 500 at any time"][1:] == ("1", "0", "FAIL")
+    assert rows["processes stopped by themselves at the end"][1:] == ("imports", "none", "FAIL")

@@ -54,7 +54,7 @@ def test_with_redis_stopped_every_page_works_from_the_database_then_redis_takes_
         own_redis() as redis_server,
         shared_redis(
             dead_upstream,
-            CACHE_URL=redis_server.url,
+            CACHE_URL=redis_server.url(),
             REDIS_RETRY_CAP="1",
             METRICS_TOKEN=TOKEN,
             LOGIN_FAILURE_LIMIT_PER_USERNAME="3",

@@ -1,11 +1,18 @@
 """`make loadtest`: nginx, two gunicorns and three workers under simulated learners and staff.
 
     python -m bench.loadtest [--learners 300] [--minutes 10] [--staff 2] [--quick] [--no-kill]
+                             [--faults]
 
 Learners start evenly over the first 70% of the run; each journey takes about a fifth of it
 (their pauses scale with the run's length). Half-way through, one gunicorn instance (master
 and workers) and one delivery worker are killed with SIGKILL and restarted. Then the sandbox
 says what it received, and one table is printed. Ctrl-C stops everything the run started.
+
+With --faults (`make loadtest FAULTS=1`) the run has a Redis and a PostgreSQL cluster of its
+own on free ports (bench.throwaway), never the machine's: Redis is stopped for 60 s at a third
+of the run (a tenth of the run if shorter) and PostgreSQL is stopped and started again at two
+thirds. Pages must go on without Redis (no error at all) and answer only 503 while the
+database is down; no 500 at any time; every process must still be running at the end.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from http.client import HTTPConnection
 from pathlib import Path
 
 from bench.loadtest import cluster as processes
+from bench.loadtest import faults as made_faults
 from bench.loadtest import prepare, report
 from bench.loadtest.browser import Browser, Recorder
 from bench.loadtest.journeys import Staff, run_people, spread
@@ -70,15 +78,25 @@ def main() -> int:
     parser.add_argument("--staff", type=int, default=2, help="staff reading pages meanwhile")
     parser.add_argument("--quick", action="store_true", help="40 learners in 2 minutes")
     parser.add_argument("--no-kill", action="store_true", help="kill nothing half-way")
+    parser.add_argument(
+        "--faults", action="store_true", help="own Redis and PostgreSQL, stopped during the run"
+    )
     args = parser.parse_args()
     if args.quick:
         args.learners, args.minutes = 40, 2.0
     if not processes.nginx_available():
         sys.exit("nginx is not installed: apt-get install nginx (make loadtest does)")
 
-    database_url = os.environ.get("LOADTEST_DATABASE_URL", DEFAULT_DATABASE_URL)
-    env = environment(database_url, os.environ.get("LOADTEST_CACHE_URL", DEFAULT_CACHE_URL))
     directory = Path(tempfile.mkdtemp(prefix="portal-loadtest-"))
+    services = made_faults.Services(directory) if args.faults else None
+    if services is not None:
+        print("Starting this run's own Redis and PostgreSQL cluster", flush=True)
+        services.start()
+        database_url, cache_url = services.database_url, services.cache_url
+    else:
+        database_url = os.environ.get("LOADTEST_DATABASE_URL", DEFAULT_DATABASE_URL)
+        cache_url = os.environ.get("LOADTEST_CACHE_URL", DEFAULT_CACHE_URL)
+    env = environment(database_url, cache_url)
     # With DEBUG off pages name the hashed static files: collected once for every process.
     env["STATIC_ROOT"] = str(directory / "static")
     print(f"Logs and nginx config: {directory}", flush=True)
@@ -89,7 +107,7 @@ def main() -> int:
     stop = threading.Event()
     try:
         prepare.recreate_database(database_url, env)
-        figures = run(cluster, args, stop)
+        figures = run(cluster, args, stop, services)
     except KeyboardInterrupt:
         print("\nInterrupted: stopping every process of the run.", flush=True)
         return 130
@@ -99,6 +117,8 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stop.set()
         cluster.stop()
+        if services is not None:
+            services.stop()
     print()
     print(report.render_table(report.table_rows(figures)))
     print(f"Logs: {directory}")
@@ -109,7 +129,12 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Event):
+def run(
+    cluster: processes.Cluster,
+    args: argparse.Namespace,
+    stop: threading.Event,
+    services: made_faults.Services | None,
+):
     """Start the processes, prepare people, run the load with the kill; return the figures."""
     sandbox_port = processes.free_port()
     faults = [f"--fault={spec}" for spec in SANDBOX_FAULTS]
@@ -154,6 +179,9 @@ def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Ev
         staff = Staff(Browser("127.0.0.1", port, recorder), think * 2, stop, seed=1000 + index)
         threading.Thread(target=staff.run, args=(username, people.password), daemon=True).start()
 
+    fault_plan = made_faults.FaultPlan(services, recorder, seconds) if services else None
+    if fault_plan is not None:
+        threading.Thread(target=fault_plan.run, args=(stop,), daemon=True).start()
     window = None
     kill_note = "no kill"
     if not args.no_kill:
@@ -163,6 +191,9 @@ def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Ev
     for thread in threads:
         thread.join(timeout=max(0.0, deadline - recorder.now()))
     elapsed = recorder.now()
+    if fault_plan is not None:
+        fault_plan.finished.wait(timeout=120)  # a short run may end before the last fault
+    dead = cluster.dead()
     stop.set()
     sent = {o.assessment_id: set(o.saved.values()) for o in outcomes if o.sent}
     upstream = report.check_upstream(sent, _sandbox_report(cluster.ports["sandbox"]))
@@ -175,6 +206,8 @@ def run(cluster: processes.Cluster, args: argparse.Namespace, stop: threading.Ev
         window=window,
         upstream=upstream,
         kill_note=kill_note,
+        faults=fault_plan.faults if fault_plan is not None else [],
+        dead=dead,
     )
 
 

@@ -100,8 +100,23 @@ def page_target(page: str) -> float:
     return TARGET_LOCAL_P95
 
 
-def errors_by_kind(samples: list[Sample], window: Window | None) -> tuple[Counter, Counter]:
-    """Return the errors inside the kill window and outside it, each counted by kind."""
+@dataclass
+class Fault:
+    """A fault the run made on purpose (FAULTS=1), and the errors a user may see during it.
+
+    `allowed` lists the error kinds a working portal may answer with meanwhile ("HTTP 503"
+    while the database is down); anything else in the window is a failure.
+    """
+
+    name: str
+    window: Window
+    allowed: tuple[str, ...] = ()
+
+
+def errors_by_kind(
+    samples: list[Sample], window: Window | None, faults: list[Fault] = ()
+) -> tuple[Counter, Counter]:
+    """Return the errors inside the kill window and outside it (and every fault's window)."""
     inside: Counter = Counter()
     outside: Counter = Counter()
     for sample in samples:
@@ -110,9 +125,47 @@ def errors_by_kind(samples: list[Sample], window: Window | None) -> tuple[Counte
         key = f"{sample.error} ({sample.page})"
         if window is not None and window.covers(sample):
             inside[key] += 1
-        else:
+        elif not any(fault.window.covers(sample) for fault in faults):
             outside[key] += 1
     return inside, outside
+
+
+def fault_errors(samples: list[Sample], fault: Fault) -> tuple[Counter, Counter]:
+    """Return the errors during a fault: those it allows and the others, counted by kind."""
+    allowed: Counter = Counter()
+    others: Counter = Counter()
+    for sample in samples:
+        if sample.error is not None and fault.window.covers(sample):
+            bucket = allowed if sample.error in fault.allowed else others
+            bucket[f"{sample.error} ({sample.page})"] += 1
+    return allowed, others
+
+
+def fault_rows(figures: RunFigures) -> list[Row]:
+    """Return the rows of a run with faults: each fault, any 500, the processes at the end."""
+    rows: list[Row] = []
+    for fault in figures.faults:
+        allowed, others = fault_errors(figures.samples, fault)
+        shown = "; ".join(part for part in (_counts(allowed), _counts(others)) if part != "none")
+        rows.append(
+            (
+                f"errors during {fault.name} ({fault.window.start:.0f}-{fault.window.end:.0f} s)",
+                shown or "none",
+                " or ".join(fault.allowed) + " only" if fault.allowed else "none",
+                _verdict(not others),
+            )
+        )
+    server_errors = sum(1 for sample in figures.samples if sample.status == 500)
+    rows.append(("HTTP 500 at any time", str(server_errors), "0", _verdict(server_errors == 0)))
+    rows.append(
+        (
+            "processes stopped by themselves at the end",
+            ", ".join(figures.dead) or "none",
+            "none",
+            _verdict(not figures.dead),
+        )
+    )
+    return rows
 
 
 @dataclass
@@ -166,6 +219,8 @@ class RunFigures:
     window: Window | None
     upstream: UpstreamCheck
     kill_note: str = ""
+    faults: list[Fault] = field(default_factory=list)  # FAULTS=1 only
+    dead: list[str] = field(default_factory=list)  # processes that stopped by themselves
 
 
 Row = tuple[str, str, str, str]
@@ -174,7 +229,7 @@ Row = tuple[str, str, str, str]
 def table_rows(figures: RunFigures) -> list[Row]:
     """Return the table's rows: (measure, measured, target, PASS/FAIL or blank)."""
     samples, upstream = figures.samples, figures.upstream
-    inside, outside = errors_by_kind(samples, figures.window)
+    inside, outside = errors_by_kind(samples, figures.window, figures.faults)
     rows: list[Row] = [
         (
             "learners completed (signed in, answered, sent, read results)",
@@ -198,7 +253,12 @@ def table_rows(figures: RunFigures) -> list[Row]:
             "",
         )
     )
-    rows.append(("errors outside the kill", _counts(outside), "0", _verdict(not outside)))
+    outside_name = (
+        "errors outside the kill and the faults" if figures.faults else "errors outside the kill"
+    )
+    rows.append((outside_name, _counts(outside), "0", _verdict(not outside)))
+    if figures.faults:
+        rows += fault_rows(figures)
     for page, count, p50, p95, target in page_rows(samples):
         rows.append(
             (
