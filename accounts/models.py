@@ -38,17 +38,24 @@ class SignInLockQuerySet(models.QuerySet):
 
 
 class SignInLock(models.Model):
-    """A sign-in lock the throttle set (accounts.sign_in_throttle), kept for staff to see and lift.
+    """A sign-in lock a throttle set, kept for staff to see and lift.
 
-    The cache decides who is refused; this row says what was locked and until when. Locks on
-    usernames no account has get no row: the throttle treats them alike, and staff have no one
-    to let back in.
+    Passwords' locks come from accounts.sign_in_throttle, sign-in cards' from
+    lessons.card_throttle. The cache decides who is refused; this row says what was locked and
+    until when. Locks on usernames no account has get no row: the throttle treats them alike,
+    and staff have no one to let back in.
     """
 
     class Kind(models.TextChoices):
         ACCOUNT = "account", gettext_lazy("The account, from every address")
         ACCOUNT_ADDRESS = "account_address", gettext_lazy("The account, from one address")
         ADDRESS = "address", gettext_lazy("Every account, from one address")
+        CARD = "card", gettext_lazy("A sign-in card, on every device")
+        CARD_DEVICE = "card_device", gettext_lazy("Sign-in cards, on one device")
+        CARD_ADDRESS = (
+            "card_address",
+            gettext_lazy("Sign-in cards from one address, without a device cookie"),
+        )
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
     user = models.ForeignKey(
@@ -59,6 +66,8 @@ class SignInLock(models.Model):
         related_name="sign_in_locks",
     )
     address = models.GenericIPAddressField(null=True, blank=True)
+    # A card device lock's device as the teacher's roster names it ("Safari on an iPad").
+    device = models.CharField(max_length=80, blank=True, default="")
     # The throttle's cache key of the locked scope (keyed hashes only): lifting deletes it.
     scope_ref = models.CharField(max_length=120, editable=False)
     locked_until = models.DateTimeField()

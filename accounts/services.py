@@ -33,6 +33,8 @@ def sign_in_lock_lift(*, lock: SignInLock, actor: AbstractBaseUser, address: str
             scope=lock.kind,
             account_id=lock.user_id,
             locked_address=lock.address,
+            # A device's card lock: which device, as the roster names it.
+            **({"locked_device": lock.device} if lock.device else {}),
         )
     # After the row: should the cache fail, the lock ends by itself at its time.
     sign_in_lock_clear(lock)

@@ -187,20 +187,10 @@ class SignInThrottle:
         """Keep a row of the lock for staff: on an account, or on an address."""
         if scope.kind != ADDRESS and account is None:
             return  # no account has this username: nobody for staff to let back in
-        address = None if scope.kind == ACCOUNT else _valid_address(self.ip)
+        address = None if scope.kind == ACCOUNT else valid_address(self.ip)
         if scope.kind != ACCOUNT and address is None:
             return  # an address the database could not hold; the cache still locks it
-        until = timezone.now() + timedelta(seconds=settings.LOGIN_LOCKOUT_DURATION)
-        # Locked again before the lock ended (a lift undone by the same guesses): one row.
-        renewed = SignInLock.objects.current().filter(scope_ref=scope.scope_ref)
-        if not renewed.update(locked_until=until):
-            SignInLock.objects.create(
-                kind=scope.kind,
-                user=None if scope.kind == ADDRESS else account,
-                address=address,
-                scope_ref=scope.scope_ref,
-                locked_until=until,
-            )
+        sign_in_lock_record(scope, user=None if scope.kind == ADDRESS else account, address=address)
 
 
 # The kinds of scope, in cache keys and on SignInLock rows.
@@ -217,7 +207,29 @@ def _lock_key(scope_ref: str) -> str:
     return f"signin:lock:{scope_ref}"
 
 
-def _valid_address(ip: str | None) -> str | None:
+def sign_in_lock_record(
+    scope: Scope,
+    *,
+    user: AbstractBaseUser | None = None,
+    address: str | None = None,
+    device: str = "",
+) -> None:
+    """Keep a row of a scope's lock for staff, until LOGIN_LOCKOUT_DURATION from now."""
+    until = timezone.now() + timedelta(seconds=settings.LOGIN_LOCKOUT_DURATION)
+    # Locked again before the lock ended (a lift undone by the same guesses): one row.
+    renewed = SignInLock.objects.current().filter(scope_ref=scope.scope_ref)
+    if not renewed.update(locked_until=until):
+        SignInLock.objects.create(
+            kind=scope.kind,
+            user=user,
+            address=address,
+            device=device[:80],
+            scope_ref=scope.scope_ref,
+            locked_until=until,
+        )
+
+
+def valid_address(ip: str | None) -> str | None:
     """Return the IP address if it is one (a trusted proxy header may hold anything)."""
     try:
         validate_ipv46_address(ip)
@@ -269,7 +281,8 @@ def sign_in_unlock(*, user: AbstractBaseUser, lifted_by: AbstractBaseUser | None
     # Its counts from each address are left behind with the old generation, and expire.
     longest = max(settings.LOGIN_FAILURE_WINDOW, settings.LOGIN_LOCKOUT_DURATION)
     cache.set(_generation_key(throttle.username_ref), secrets.token_hex(8), timeout=longest)
-    SignInLock.objects.current().filter(user=user).update(
+    # Its sign-in card's locks are the card's (lessons.card_throttle): a password reset keeps them.
+    SignInLock.objects.current().filter(user=user, kind__in=[ACCOUNT, ACCOUNT_ADDRESS]).update(
         lifted_at=timezone.now(), lifted_by=lifted_by
     )
 

@@ -1,27 +1,32 @@
 """Signing in with a card: which card, whether it may be used now and here, its one session.
 
 Every refusal looks the same to the person holding the card (an unknown code, a void card, a
-closed window, an address outside the school's network, a card live on another device): the
-page says to ask the teacher and names nobody. Only the teacher's lesson page says which.
+closed window, an address outside the school's network, a card live on another device, a
+locked card): the page says to ask the teacher and names nobody. Only the teacher's lesson
+page says which. Refusals are counted per device, per card and per address, and locks set
+(lessons.card_throttle, which says why a valid card is never refused for its address alone).
 """
 
 import enum
 import logging
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.sign_in_throttle import count_up
 from classes.models import SchoolGroup
 from kit.addresses import address_in_networks, networks_parse
 from learners.models import Learner
 from lessons import card_secrets
+from lessons.card_throttle import (
+    CardAttempt,
+    attempt_locked,
+    card_locked,
+    card_refusal_count,
+    card_refusals_forget,
+)
 from lessons.models import CardRefusal, CardSession, SignInCard, SignInWindow
 from schools.models import PartnerSettings
 
@@ -35,7 +40,7 @@ class Outcome(enum.Enum):
     ACCEPTED = "accepted"
     REFUSED = "refused"  # unknown, void, no open window, or not from the school's network
     IN_USE = "in_use"  # live on another device (shown to the teacher)
-    TOO_MANY = "too_many"  # too many refused cards from this address lately
+    TOO_MANY = "too_many"  # this device (or a device-less address) refused too many cards
 
 
 @dataclass(frozen=True)
@@ -48,19 +53,28 @@ class CardCheck:
 
 
 @sensitive_variables("secret", "code")
-def card_check(*, secret: str = "", code: str = "", address: str | None) -> CardCheck:
-    """Return whether a card (by QR secret or typed code) may sign in now, from this address."""
-    if _too_many_refusals(address):
+def card_check(*, secret: str = "", code: str = "", attempt: CardAttempt) -> CardCheck:
+    """Return whether a card (by QR secret or typed code) may sign in now, on this device."""
+    if attempt_locked(attempt):
         return CardCheck(Outcome.TOO_MANY)
-    check = _usable(_current_cards().filter(**_lookup(secret=secret, code=code)), address)
+    card = _current_cards().filter(**_lookup(secret=secret, code=code)).first()
+    if card is not None and card_locked(card):
+        card_refusal_count(attempt)  # a refused code for the device and the address
+        return CardCheck(Outcome.REFUSED)
+    check = _usable(card, attempt.address)
     if check.outcome is Outcome.REFUSED:
-        _refusal_count(address)
+        card_refusal_count(attempt, card)
     return check
 
 
-def card_check_again(*, card_id: int, address: str | None) -> CardCheck:
+def card_check_again(*, card_id: int, attempt: CardAttempt) -> CardCheck:
     """Check a card identified a moment ago (kept in the session) again, at the final tap."""
-    return _usable(_current_cards().filter(pk=card_id), address)
+    if attempt_locked(attempt):
+        return CardCheck(Outcome.TOO_MANY)
+    card = _current_cards().filter(pk=card_id).first()
+    if card is not None and card_locked(card):
+        return CardCheck(Outcome.REFUSED)
+    return _usable(card, attempt.address)
 
 
 def _current_cards() -> QuerySet[SignInCard]:
@@ -70,9 +84,8 @@ def _current_cards() -> QuerySet[SignInCard]:
     )
 
 
-def _usable(cards: QuerySet[SignInCard], address: str | None) -> CardCheck:
+def _usable(card: SignInCard | None, address: str | None) -> CardCheck:
     """Accept the card found, if a window of its pupil's is open and the network allowed."""
-    card = cards.first()
     window = _window_for(card.learner) if card else None
     if card is None or window is None or not _network_allows(address):
         return CardCheck(Outcome.REFUSED)
@@ -110,22 +123,6 @@ def _network_allows(address: str | None) -> bool:
     return address_in_networks(address, networks_parse(listed))
 
 
-def _refusal_key(address: str | None) -> str:
-    ref = salted_hmac("lessons.card-refusals", address or "unknown").hexdigest()[:32]
-    return f"cards:refused:{ref}"
-
-
-def _too_many_refusals(address: str | None) -> bool:
-    return (cache.get(_refusal_key(address)) or 0) >= settings.CARD_REFUSAL_LIMIT_PER_IP
-
-
-def _refusal_count(address: str | None) -> None:
-    """Count a refused card from an address: guessing codes stops at the limit."""
-    count = count_up(_refusal_key(address), window=settings.LOGIN_LOCKOUT_DURATION)
-    if count == settings.CARD_REFUSAL_LIMIT_PER_IP:
-        logger.warning("Card sign-in paused for %s after %d refused cards", address, count)
-
-
 def _live_session(card: SignInCard) -> CardSession | None:
     """Return the card's live session, first ending those whose window has since closed."""
     for stale in CardSession.objects.filter(card=card, ended_at__isnull=True).select_related(
@@ -136,24 +133,29 @@ def _live_session(card: SignInCard) -> CardSession | None:
     return CardSession.objects.filter(card=card, ended_at__isnull=True).first()
 
 
-def _refusal_record(check: CardCheck, device: str) -> None:
-    """Record a use of a card live on another device, for the teacher's roster."""
+def _refusal_record(check: CardCheck, attempt: CardAttempt) -> None:
+    """Record a use of a card live on another device, for the teacher's roster, and count it."""
     card = check.card
-    CardRefusal.objects.create(card=card, learner=card.learner, window=check.window, device=device)
+    CardRefusal.objects.create(
+        card=card, learner=card.learner, window=check.window, device=attempt.device
+    )
     logger.info("Card of learner %s refused: in use on another device", card.learner_id)
+    card_refusal_count(attempt, card)
 
 
-def card_in_use_elsewhere(*, check: CardCheck, session_key: str | None, device: str) -> bool:
+def card_in_use_elsewhere(
+    *, check: CardCheck, session_key: str | None, attempt: CardAttempt
+) -> bool:
     """Return whether the card is live on another device (and tell the teacher so)."""
     live = _live_session(check.card)
     if live is None or (session_key and live.session_key == session_key):
         return False
-    _refusal_record(check, device)
+    _refusal_record(check, attempt)
     return True
 
 
 def card_session_begin(
-    *, check: CardCheck, session_key: str | None, device: str
+    *, check: CardCheck, session_key: str | None, attempt: CardAttempt
 ) -> CardSession | None:
     """Start the card's one live session, or return None (and tell the teacher) if it has one.
 
@@ -163,16 +165,20 @@ def card_session_begin(
     with transaction.atomic():
         live = _live_session(card)
         if live is not None and session_key and live.session_key == session_key:
+            card_refusals_forget(attempt, card)
             return live
         if live is None:
             try:
                 with transaction.atomic():
-                    return CardSession.objects.create(
-                        card=card, learner=card.learner, window=window, device=device
+                    session = CardSession.objects.create(
+                        card=card, learner=card.learner, window=window, device=attempt.device
                     )
             except IntegrityError:
                 pass  # another device started it a moment ago
-        _refusal_record(check, device)
+            else:
+                card_refusals_forget(attempt, card)
+                return session
+        _refusal_record(check, attempt)
         return None
 
 

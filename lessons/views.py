@@ -2,14 +2,17 @@
 
 A GET never signs anyone in: the page's script reads the secret from the address's fragment
 (which no server, proxy or log ever sees) and POSTs it. A recognised card then asks "That's
-me: <first name>"; the second POST signs in.
+me: <first name>"; the second POST signs in. The card page gives each browser a device cookie,
+by which refused cards are counted (lessons.card_throttle).
 """
 
 import time
 
+from django.conf import settings
 from django.contrib.auth import login, logout
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
@@ -25,6 +28,13 @@ from lessons.card_sign_in import (
     card_session_attach,
     card_session_begin,
     card_session_finish,
+)
+from lessons.card_throttle import (
+    DEVICE_COOKIE,
+    DEVICE_COOKIE_MAX_AGE,
+    DEVICE_COOKIE_SALT,
+    CardAttempt,
+    device_id_new,
 )
 from lessons.devices import device_description
 from lessons.forms import CardCodeForm
@@ -50,11 +60,11 @@ def card_sign_in(request: HttpRequest) -> HttpResponse:
     if not secret and not form.is_valid():
         return _card_page(request, form)
     code = form.cleaned_data["code"] if not secret else ""
-    check = card_check(secret=secret, code=code, address=client_address(request))
+    check = card_check(secret=secret, code=code, attempt=_attempt(request))
     if check.outcome is not Outcome.ACCEPTED:
         return _refused(request, check.outcome)
     if card_in_use_elsewhere(
-        check=check, session_key=_own_session_key(request, check), device=_device(request)
+        check=check, session_key=_own_session_key(request, check), attempt=_attempt(request)
     ):
         return _refused(request, Outcome.IN_USE)
     request.session[PENDING] = {"card": check.card.pk, "at": time.time()}
@@ -68,7 +78,9 @@ def _confirm(request: HttpRequest) -> HttpResponse:
     pending = request.session.pop(PENDING, None)
     if not pending or time.time() - pending.get("at", 0) > PENDING_SECONDS:
         return _card_page(request, CardCodeForm(), expired=True)
-    check = card_check_again(card_id=pending["card"], address=client_address(request))
+    check = card_check_again(card_id=pending["card"], attempt=_attempt(request))
+    if check.outcome is Outcome.TOO_MANY:
+        return _refused(request, check.outcome)
     if check.outcome is not Outcome.ACCEPTED or not check.card.learner.user.is_active:
         return _refused(request, Outcome.REFUSED)
     return _sign_in(request, check)
@@ -80,14 +92,24 @@ def _own_session_key(request: HttpRequest, check: CardCheck) -> str | None:
     return request.session.session_key if same_pupil else None
 
 
-def _device(request: HttpRequest) -> str:
-    return device_description(request.META.get("HTTP_USER_AGENT", ""))
+def _attempt(request: HttpRequest) -> CardAttempt:
+    """Return where the card is tried: the address, and the device by its cookie, if any."""
+    return CardAttempt(
+        address=client_address(request),
+        device_id=_device_id(request),
+        device=device_description(request.META.get("HTTP_USER_AGENT", "")),
+    )
+
+
+def _device_id(request: HttpRequest) -> str | None:
+    """Return the id in the browser's device cookie; None if it has none the portal signed."""
+    return request.get_signed_cookie(DEVICE_COOKIE, default=None, salt=DEVICE_COOKIE_SALT)
 
 
 def _sign_in(request: HttpRequest, check: CardCheck) -> HttpResponse:
     user = check.card.learner.user
     own_key = _own_session_key(request, check)
-    session = card_session_begin(check=check, session_key=own_key, device=_device(request))
+    session = card_session_begin(check=check, session_key=own_key, attempt=_attempt(request))
     if session is None:
         return _refused(request, Outcome.IN_USE)
     if own_key and request.session.get(CARD_SESSION) == session.pk:
@@ -105,7 +127,20 @@ def _sign_in(request: HttpRequest, check: CardCheck) -> HttpResponse:
 
 
 def _card_page(request: HttpRequest, form: CardCodeForm, **notes: bool) -> HttpResponse:
-    return render(request, "lessons/card.html", {"form": form, **notes})
+    """Show the card page; a browser without a device cookie is given one."""
+    response = render(request, "lessons/card.html", {"form": form, **notes})
+    if _device_id(request) is None:
+        response.set_signed_cookie(
+            DEVICE_COOKIE,
+            device_id_new(),
+            salt=DEVICE_COOKIE_SALT,
+            max_age=DEVICE_COOKIE_MAX_AGE,
+            path=reverse("lessons:card"),
+            secure=settings.SESSION_COOKIE_SECURE,
+            httponly=True,
+            samesite="Lax",
+        )
+    return response
 
 
 def _refused(request: HttpRequest, outcome: Outcome) -> HttpResponse:

@@ -73,7 +73,9 @@ UPSTREAM_CALL_SECONDS = Histogram(
 )
 SIGN_IN_FAILURES = Counter("portal_sign_in_failures", "Failed or refused sign-ins.")
 SIGN_IN_LOCKS = Counter(
-    "portal_sign_in_locks", "Sign-in locks set, by scope (account, account_address, address).",
+    "portal_sign_in_locks",
+    "Sign-in locks set, by scope (account, account_address, address, card, card_device, "
+    "card_address).",
     ["scope"],
 )  # fmt: skip
 

@@ -159,11 +159,15 @@ LOGIN_FAILURE_LIMIT_PER_ACCOUNT = env.int("LOGIN_FAILURE_LIMIT_PER_ACCOUNT", def
 LOGIN_FAILURE_LIMIT_PER_IP = env.int("LOGIN_FAILURE_LIMIT_PER_IP", default=100)
 LOGIN_FAILURE_WINDOW = env.int("LOGIN_FAILURE_WINDOW", default=15 * 60)
 LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
-# Sign-in cards (lessons/card_sign_in.py): after this many refused cards (unknown codes
-# included) from one address, cards from it are refused for LOGIN_LOCKOUT_DURATION seconds.
-# Its own count: a class scanning while sign-in is closed must not lock the school out of
-# password sign-in.
-CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=60)
+# Sign-in cards (lessons/card_throttle.py): refused cards within LOGIN_FAILURE_WINDOW seconds
+# are counted per device (the card page's cookie), per card (a code naming a current card) and
+# per address; at its limit each is locked for LOGIN_LOCKOUT_DURATION seconds. A locked device
+# or card is refused every time; a locked address refuses only devices without the cookie, so
+# a class mistyping behind one address never stops the valid cards there. Counted apart from
+# passwords: a class scanning while sign-in is closed must not lock out password sign-in.
+CARD_REFUSAL_LIMIT_PER_DEVICE = env.int("CARD_REFUSAL_LIMIT_PER_DEVICE", default=20)
+CARD_REFUSAL_LIMIT_PER_CARD = env.int("CARD_REFUSAL_LIMIT_PER_CARD", default=20)
+CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=2000)
 # Shared state (issue 17): the throttle counts, the circuit breaker, the upstream-health
 # banner, the signed-in user and sessions live in the cache. The default (memory of one
 # process) suits development and a single process; with several processes or servers set a

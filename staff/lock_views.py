@@ -38,7 +38,12 @@ def sign_in_lock_lift(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def lock_who(lock: SignInLock) -> str:
-    """Name whom a lock keeps out: the learner's name, a staff username, or the address."""
+    """Name whom a lock keeps out: the learner's name, a staff username, a device, an address."""
+    if lock.kind == SignInLock.Kind.CARD_DEVICE:
+        if not lock.address:
+            return lock.device
+        # Translators: a device at an address, e.g. "Safari on an iPad at 203.0.113.5".
+        return _("%(device)s at %(address)s") % {"device": lock.device, "address": lock.address}
     if lock.user is None:
         return lock.address or ""
     learner = learner_account(lock.user)
@@ -49,6 +54,12 @@ def lifted_message(lock: SignInLock) -> str:
     """Say which lock was lifted: others on the same account may still hold (they are listed)."""
     if lock.kind == SignInLock.Kind.ADDRESS:
         return _("Sign-in from %(address)s is open again.") % {"address": lock.address}
+    if lock.kind == SignInLock.Kind.CARD:
+        return _("The lock on the sign-in card of %(who)s is lifted.") % {"who": lock_who(lock)}
+    if lock.kind == SignInLock.Kind.CARD_DEVICE:
+        return _("Card sign-in on %(who)s is open again.") % {"who": lock_who(lock)}
+    if lock.kind == SignInLock.Kind.CARD_ADDRESS:
+        return _("Card sign-in from %(address)s is open again.") % {"address": lock.address}
     if lock.kind == SignInLock.Kind.ACCOUNT_ADDRESS:
         return _("The lock on %(who)s from %(address)s is lifted.") % {
             "who": lock_who(lock),

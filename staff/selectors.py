@@ -1,7 +1,7 @@
 """Reads for the staff pages about sign-in."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from accounts.access import is_partner_admin
 from accounts.models import SignInLock
@@ -12,12 +12,16 @@ def sign_in_locks_of(user: AbstractBaseUser, locks: QuerySet[SignInLock] | None 
     """Return the locks (of `locks`, else all) the user may see and lift.
 
     Partner admins see every lock: staff accounts' and addresses' too. Everyone else sees the
-    locks on the learners they see (a teacher, their groups' pupils).
+    locks on the learners they see (a teacher, their groups' pupils), and every device's card
+    lock: it names nobody, and the teacher beside a locked classroom tablet must be able to
+    open it.
     """
     locks = SignInLock.objects.all() if locks is None else locks
     if is_partner_admin(user):
         return locks
-    return locks.filter(user__learner__in=visible_learners(user))
+    return locks.filter(
+        Q(user__learner__in=visible_learners(user)) | Q(kind=SignInLock.Kind.CARD_DEVICE)
+    )
 
 
 def sign_in_locks_current(user: AbstractBaseUser) -> list[SignInLock]:

@@ -94,13 +94,19 @@ def make_learner(username: str, upstream_user_id: str) -> Learner:
 
 
 def make_sign_in_lock(
-    *, kind: str, user: User | None = None, address: str | None = None, minutes: int = 15
+    *,
+    kind: str,
+    user: User | None = None,
+    address: str | None = None,
+    device: str = "",
+    minutes: int = 15,
 ) -> SignInLock:
     """Record a sign-in lock in force as the throttle does (its cache keys are not set)."""
     return SignInLock.objects.create(
         kind=kind,
         user=user,
         address=address,
+        device=device,
         scope_ref=f"{kind}:test-{user.pk if user else address}",
         locked_until=timezone.now() + timedelta(minutes=minutes),
     )

@@ -673,7 +673,17 @@ def test_the_sign_in_locks_page_passes_axe_empty_listed_and_after_a_lift(
     make_sign_in_lock(kind="account_address", user=learner.user, address="192.0.2.10")
     make_sign_in_lock(kind="account", user=learner.user, minutes=20)
     make_sign_in_lock(kind="address", address="2001:db8:85a3::8a2e:370:7334", minutes=90)
-    goto_and_check(page, base, "/sign-in-locks/", "sign-in locks, a learner's and an address's")
+    make_sign_in_lock(kind="card", user=learner.user, address="192.0.2.10", minutes=25)
+    make_sign_in_lock(
+        kind="card_device", address="192.0.2.10", device="Safari on an iPad", minutes=30
+    )
+    make_sign_in_lock(kind="card_address", address="192.0.2.10", minutes=35)
+    goto_and_check(
+        page,
+        base,
+        "/sign-in-locks/",
+        "sign-in locks, a learner's, a card's, a device's, an address's",
+    )
     goto_and_check(page, base, f"/learners/{learner.pk}/", "learner detail, sign-in locked")
     page.goto(base + "/sign-in-locks/")
     click_and_wait(page, "main form[action$='/lift/'] button")

@@ -478,14 +478,19 @@ def test_thats_me_must_follow_soon(cards, lesson, monkeypatch):
     assert not is_signed_in(client)
 
 
-def test_many_refused_cards_from_one_address_pause_card_sign_in_there(settings, lesson, cards):
+def test_many_refused_cards_from_one_address_pause_clients_without_a_device_there(
+    settings, lesson, cards
+):
     settings.CARD_REFUSAL_LIMIT_PER_IP = 3
     for _ in range(3):
         device().post("/card/", {"code": "AAAAA-AAAAA"})
     response = device().post("/card/", {"secret": cards["Amy"].secret})
     assert response.status_code == 429
-    # Another address is not affected, nor is password sign-in from this one.
+    # Another address is not affected; nor is a device there that opened the card page.
     assert card_in(device(address="10.0.0.9"), secret=cards["Amy"].secret)[1].status_code == 302
+    tablet = device()
+    tablet.get("/card/")
+    assert card_in(tablet, secret=cards["Ben"].secret)[1].status_code == 302
 
 
 def test_no_card_secret_or_code_reaches_a_log(caplog, class_2c, teacher, cards, lesson):
