@@ -177,3 +177,17 @@ def test_a_bulk_registration_row_with_such_a_name_is_a_problem_saying_why(staff_
     assert problems["bidi.one"] == [f"first_name: {BIDI_MESSAGE}, so it could show reversed. "
                                     "Type the name again without it."]  # fmt: skip
     assert problems["blank.one"] == [f"last_name: {INVISIBLE_MESSAGE}"]
+
+
+# CSV downloads ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["/learners/learners.csv", "/learners/import/template.csv", "/learners/results.csv"]
+)
+def test_every_csv_download_says_it_is_utf_8(staff_client, path):
+    response = staff_client.get(path)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert b"".join(response.streaming_content).startswith("\ufeff".encode())
