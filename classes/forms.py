@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 
 from classes.models import SchoolGroup, current_academic_year
 from kit.forms import ClearRequiredMessages
+from kit.names import validate_name
 from partner_api.levels import Level
 
 ACADEMIC_YEAR = re.compile(r"^(\d{4})/(\d{2})$")
@@ -76,7 +77,9 @@ class GroupForm(ClearRequiredMessages, forms.ModelForm):
             )
 
     def clean_name(self) -> str:
-        return " ".join(self.cleaned_data["name"].split())
+        name = " ".join(self.cleaned_data["name"].split())
+        validate_name(name)  # shown to staff and pupils as a name: nothing reversed or blank
+        return name
 
     def clean_contact(self) -> str:
         return " ".join(self.cleaned_data["contact"].split())

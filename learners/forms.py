@@ -16,6 +16,7 @@ from classes.fields import GroupChoiceField
 from classes.models import SchoolGroup
 from kit.date_fields import DatePartsField, DatePartsWidget
 from kit.forms import ClearRequiredMessages
+from kit.names import validate_name
 from learners.models import AGE_AND_LEVEL, Learner, Level
 from learners.passwords import password_generate
 from learners.selectors import username_taken
@@ -121,11 +122,18 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
     email = forms.EmailField(
         required=False, max_length=EMAIL_MAX_LENGTH, label=gettext_lazy("Email (optional)")
     )
+    # Checked by a bulk-registration file's rows too (imports.checks copies these fields).
     first_name = forms.CharField(
-        max_length=150, required=False, label=gettext_lazy("First name (optional)")
+        max_length=150,
+        required=False,
+        label=gettext_lazy("First name (optional)"),
+        validators=[validate_name],
     )
     last_name = forms.CharField(
-        max_length=150, required=False, label=gettext_lazy("Last name (optional)")
+        max_length=150,
+        required=False,
+        label=gettext_lazy("Last name (optional)"),
+        validators=[validate_name],
     )
     level = forms.ChoiceField(
         label=gettext_lazy("Level"),

@@ -35,16 +35,26 @@ class RequestLogMiddleware:
         metrics.REQUESTS_IN_PROGRESS.inc()
         try:
             with bound_request_id(request_id):
-                response = self.get_response(request)
-                seconds = time.perf_counter() - started
-                route = route_of(request)
-                metrics.observe_request(route, request.method or "", response.status_code, seconds)
-                if not (getattr(request, "probe", False) and response.status_code < 400):
-                    self._log(request, response, route, seconds)
+                try:
+                    response = self.get_response(request)
+                except Exception:
+                    # Django's own error handling failed too (an error page that raised): the
+                    # server answers a bare 500, and the request is still logged and counted.
+                    self._answered(request, HttpResponse(status=500), started)
+                    raise
+                self._answered(request, response, started)
         finally:
             metrics.REQUESTS_IN_PROGRESS.dec()
         response["X-Request-ID"] = request_id
         return response
+
+    def _answered(self, request: HttpRequest, response: HttpResponse, started: float) -> None:
+        """Count the answered request, and log it unless it is a probe that went well."""
+        seconds = time.perf_counter() - started
+        route = route_of(request)
+        metrics.observe_request(route, request.method or "", response.status_code, seconds)
+        if not (getattr(request, "probe", False) and response.status_code < 400):
+            self._log(request, response, route, seconds)
 
     def _log(
         self, request: HttpRequest, response: HttpResponse, route: str, seconds: float

@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before any view or the CSRF check reads the body: a form in another charset is a 400.
+    "portal.middleware.UnreadableFormMiddleware",
     # A session a sign-in card started ends with its class's sign-in window.
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

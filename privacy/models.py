@@ -11,7 +11,8 @@ class RecordsHold(models.Model):
     Placed: everything is kept until a member of staff lifts that hold (which empties the three
     `placed` fields). Lifted (`lifted_at`): the automatic hold of the safeguarding concerns
     raised until then (alerts, follow-ups) no longer keeps the records; a concern raised after
-    the lift holds them again. No row: only the automatic hold applies. The audit trail keeps
+    the lift holds them again. Only a safeguarding lead lifts either, giving a reason (the
+    latest in `lift_reason`). No row: only the automatic hold applies. The audit trail keeps
     the history.
     """
 
@@ -38,6 +39,9 @@ class RecordsHold(models.Model):
         blank=True,
         related_name="+",
     )
+    # Why a safeguarding lead last lifted a hold: free text about a child too, kept like
+    # `reason` (never in the trail, gone with an erasure).
+    lift_reason = models.TextField(gettext_lazy("reason for lifting"), max_length=500, blank=True)
 
     def __str__(self) -> str:
         return gettext("Records hold of learner #%(pk)s") % {"pk": self.learner_id}

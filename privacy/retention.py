@@ -13,8 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from privacy.selectors import hold_of, learners_past_retention
-from privacy.services import ErasureDeferred, learner_erase
+from privacy.selectors import learners_past_retention
+from privacy.services import ErasureDeferred, ErasureRefused, learner_erase
 from schools.models import PartnerSettings
 
 logger = logging.getLogger(__name__)
@@ -35,8 +35,9 @@ def records_sweep(*, now: datetime | None = None) -> dict[str, int]:
 def learner_records_expire(*, learner_id: int, now: datetime) -> str:
     """Erase one learner's records if they are past their time and not held (audited).
 
-    Return "expired", "held", "deferred" (a submission is being sent: the next run erases) or
-    "kept" (active again, or already erased).
+    Return "expired", "held" (a hold, or an alert no lead has acknowledged yet), "deferred"
+    (a submission is being sent: the next run erases) or "kept" (active again, or already
+    erased).
     """
     years = PartnerSettings.current().retention_years
     try:
@@ -49,15 +50,17 @@ def learner_records_expire(*, learner_id: int, now: datetime) -> str:
             )
             if learner is None:
                 return "kept"
-            if hold_of(learner, today=timezone.localdate(now)).held:
-                return "held"
+            # Refused (ErasureRefused) while a hold or an unacknowledged alert keeps them.
             learner_erase(
                 learner=learner,
                 erased_by=None,
                 action=AuditEvent.Action.RECORDS_EXPIRED,
+                today=timezone.localdate(now),
                 retention_years=years,
                 last_activity=learner.last_activity.isoformat(),
             )
+    except ErasureRefused:
+        return "held"
     except ErasureDeferred:
         return "deferred"
     logger.info("Records of learner %s expired (%s years after last activity)", learner_id, years)

@@ -20,6 +20,7 @@ from followups.models import FollowUp
 from learners.models import Learner
 from privacy.models import RecordsHold
 from safeguarding.models import Alert
+from safeguarding.selectors import alert_waiting_about
 from schools.models import PartnerSettings
 
 # The age until which a safeguarding concern keeps a learner's records.
@@ -138,6 +139,24 @@ def hold_of(learner: Learner, *, today: date) -> Hold:
         ended=birthday is not None and today >= birthday,
         lifted=lifted,
     )
+
+
+# What must happen before a learner's records may be erased (erasure_wait).
+ERASURE_WAITS_FOR_ALERT = "alert"  # a safeguarding lead acknowledges the alert
+ERASURE_WAITS_FOR_LIFT = "lift"  # a safeguarding lead lifts the hold, giving a reason
+
+
+def erasure_wait(learner: Learner, *, today: date) -> str | None:
+    """Return what must happen before the learner's records may be erased; None: nothing.
+
+    An unacknowledged alert comes first: until a lead has read it, nobody knows whether the
+    records are needed, and lifting the hold would not settle it.
+    """
+    if alert_waiting_about(learner):
+        return ERASURE_WAITS_FOR_ALERT
+    if hold_of(learner, today=today).held:
+        return ERASURE_WAITS_FOR_LIFT
+    return None
 
 
 def kept_until(learner: Learner) -> date:

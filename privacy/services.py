@@ -38,7 +38,7 @@ from imports.services import import_rows_forget
 from learners.models import Learner
 from lessons.services import cards_forget_learner
 from privacy.models import RecordsHold
-from privacy.selectors import hold_of
+from privacy.selectors import ERASURE_WAITS_FOR_ALERT, ERASURE_WAITS_FOR_LIFT, erasure_wait
 from safeguarding.services import alerts_forget_learner
 
 logger = logging.getLogger(__name__)
@@ -56,21 +56,43 @@ class ErasureDeferred(Exception):
     """A submission is being sent right now: erase once it has finished."""
 
 
+class ErasureRefused(Exception):
+    """The safeguarding leads must act before the records may go: nothing was erased."""
+
+
+class ErasureHeld(ErasureRefused):
+    """The records are under a safeguarding hold: a lead must lift it, with a reason, first."""
+
+
+class ErasureAlertWaiting(ErasureRefused):
+    """A safeguarding alert about the learner waits for a lead to acknowledge it."""
+
+
 def learner_erase(
     *,
     learner: Learner,
     erased_by: AbstractBaseUser | None,
     address: str | None = None,
     action: str = AuditEvent.Action.LEARNER_ERASED,
+    today: date | None = None,
     **detail: object,
 ) -> Learner:
     """Remove a learner's personal data and answers, keeping an anonymous record for counts.
 
     Audited in the same transaction: no erasure without its event, and no event without it.
-    `erased_by` None is the system: the retention sweep (privacy.retention), with its action.
+    `erased_by` None is the system: the retention sweep (privacy.retention), with its action
+    and the day it judges by (`today`). Refused, for everyone, while an alert about the
+    learner is unacknowledged (ErasureAlertWaiting) or a hold keeps the records (ErasureHeld).
     """
     with transaction.atomic():
         learner = Learner.objects.select_for_update().select_related("user").get(pk=learner.pk)
+        # Under the learner's lock, as placing and lifting a hold take it: the hold read here
+        # is the one in force when the data goes.
+        waiting = erasure_wait(learner, today=today or timezone.localdate())
+        if waiting == ERASURE_WAITS_FOR_ALERT:
+            raise ErasureAlertWaiting
+        if waiting == ERASURE_WAITS_FOR_LIFT:
+            raise ErasureHeld
         # Each app forgets its own part through its services, all inside this transaction:
         # the learner goes entirely with the audit event, or nothing goes.
         try:
@@ -121,58 +143,6 @@ def learner_erase(
         f"user {erased_by.pk}" if erased_by is not None else "the retention sweep",
     )
     return learner
-
-
-def records_hold_place(
-    *, learner: Learner, placed_by: AbstractBaseUser, address: str | None = None, reason: str = ""
-) -> bool:
-    """Keep a learner's records until staff lift the hold; return False if already held."""
-    with transaction.atomic():
-        learner = Learner.objects.select_for_update().get(pk=learner.pk)
-        record = RecordsHold.objects.filter(learner=learner).first()
-        if record is not None and record.in_force:
-            return False
-        RecordsHold.objects.update_or_create(
-            learner=learner,
-            defaults={"placed_at": timezone.now(), "placed_by": placed_by, "reason": reason},
-        )
-        # The reason stays out of the trail: it is free text about a child, and the trail
-        # outlives an erasure.
-        audit_record(
-            actor=placed_by,
-            address=address,
-            action=AuditEvent.Action.HOLD_PLACED,
-            learner=learner,
-            with_reason=bool(reason),
-        )
-    return True
-
-
-def records_hold_lift(
-    *, learner: Learner, lifted_by: AbstractBaseUser, address: str | None = None
-) -> bool:
-    """Lift the hold in force (staff's own first, else the automatic one); False if none."""
-    with transaction.atomic():
-        learner = Learner.objects.select_for_update().get(pk=learner.pk)
-        # Taken before reading: a concern raised while this runs is not covered by the lift.
-        now = timezone.now()
-        hold = hold_of(learner, today=timezone.localdate(now))
-        if hold.placed is not None:
-            # The automatic hold, if any, applies again: lifting it is a decision of its own.
-            changes = {"placed_at": None, "placed_by": None, "reason": ""}
-        elif hold.automatic:
-            changes = {"lifted_at": now, "lifted_by": lifted_by}
-        else:
-            return False
-        RecordsHold.objects.update_or_create(learner=learner, defaults=changes)
-        audit_record(
-            actor=lifted_by,
-            address=address,
-            action=AuditEvent.Action.HOLD_LIFTED,
-            learner=learner,
-            hold="placed" if hold.placed is not None else "automatic",
-        )
-    return True
 
 
 def _anonymous_username(learner: Learner) -> str:
@@ -278,6 +248,7 @@ def _hold_export(learner: Learner) -> dict | None:
         "reason": record.reason,
         "automatic_hold_lifted_at": _iso(record.lifted_at),
         "automatic_hold_lifted_by": record.lifted_by.get_username() if record.lifted_by else None,
+        "reason_for_lifting": record.lift_reason,
     }
 
 

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, Q, QuerySet
 
+from learners.models import Learner
 from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
 
 
@@ -34,6 +35,12 @@ def leads_banner() -> LeadsBanner:
     # operations page keeps listing the email).
     failed = unsent_alert_emails_query().filter(alert__acknowledged_at__isnull=True).count()
     return LeadsBanner(failed_emails=failed, **counts)
+
+
+def alert_waiting_about(learner: Learner) -> bool:
+    """Return whether a real alert about the learner, or one of their results, is unacknowledged."""
+    about = Q(learner=learner) | Q(attempt__learner=learner)
+    return Alert.objects.filter(UNACKNOWLEDGED, about).exclude(kind=Alert.Kind.TEST).exists()
 
 
 def alerts_for_list(*, show: str) -> QuerySet:

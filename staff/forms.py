@@ -11,6 +11,7 @@ from accounts.forms import new_password_check, new_password_field
 from accounts.models import StaffRole
 from classes.models import SchoolGroup
 from kit.forms import ClearRequiredMessages
+from kit.names import validate_name
 from learners.forms import username_in_normal_form
 from schools.models import PartnerSettings
 
@@ -64,8 +65,12 @@ class StaffNewForm(StaffAccountForm):
     }
 
     username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
-    first_name = forms.CharField(label=gettext_lazy("First name"), max_length=150, required=False)
-    last_name = forms.CharField(label=gettext_lazy("Last name"), max_length=150, required=False)
+    first_name = forms.CharField(
+        label=gettext_lazy("First name"), max_length=150, required=False, validators=[validate_name]
+    )
+    last_name = forms.CharField(
+        label=gettext_lazy("Last name"), max_length=150, required=False, validators=[validate_name]
+    )
     password1 = new_password_field(gettext_lazy("Password"), with_rules=True)
     password2 = new_password_field(gettext_lazy("Password again"))
 

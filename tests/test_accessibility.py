@@ -650,6 +650,14 @@ def test_more_staff_states_pass_axe(browser, live_server, staff, learner, upstre
     assert page.is_visible(".password-made")
     assert_accessible(page, "learner detail showing the password the portal made")
 
+    # The follow-up holds the records: the lead lifts the hold, saying why, before erasing.
+    page.goto(base + f"/learners/{learner.pk}/erase/")
+    click_and_wait(page, "main form button[name=lift]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "erase confirmation under a hold, lifting it without a reason")
+    page.fill("#id_lift-reason", "Resolved with the family.")
+    click_and_wait(page, "main form button[name=lift]")
+    assert page.locator(".messages").count()
     # An assessment being sent right now: erasing waits, and says so.
     sending = make_attempt(learner, assessment_id=61, state="submitting")
     page.goto(base + f"/learners/{learner.pk}/erase/")

@@ -90,7 +90,7 @@ def every_text_in_the_database() -> str:
 def test_the_template_names_the_spec_fields_and_gives_one_example(staff_client):
     response = staff_client.get("/learners/import/template.csv")
 
-    assert response["Content-Type"] == "text/csv"
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
     rows = csv_rows(response)
     assert rows[0] == [*HEADER.split(","), "class"]  # class: optional, groups separated by ;
     assert len(rows) == 2

@@ -38,7 +38,7 @@ def test_the_learners_export_honours_the_search_and_level_of_the_list(staff_clie
     response = staff_client.get("/learners/learners.csv", {"q": "amir", "level": Level.SECONDARY})
 
     assert response.status_code == 200
-    assert response["Content-Type"] == "text/csv"
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith('attachment; filename="learners-')
     rows = rows_of(response)
     assert [row["username"] for row in rows] == ["amira"]

@@ -21,6 +21,7 @@ from followups.services import (
     followups_open_missing,
 )
 from learners.models import Learner, Level
+from privacy.holds import records_hold_lift
 from privacy.services import learner_erase
 from tests.factories import (
     FOCUS,
@@ -481,6 +482,8 @@ def test_erasing_a_learner_deletes_their_follow_ups_and_notes(staff_client, staf
     FollowUpNote.objects.create(
         follow_up=item, author=staff, author_username="sam.staff", text="Lee's mum called"
     )
+    # The follow-up holds the records: a safeguarding lead (staff) lifts the hold first.
+    records_hold_lift(learner=learner, lifted_by=staff, reason="Resolved with Lee's mum")
 
     learner_erase(learner=learner, erased_by=staff)
 

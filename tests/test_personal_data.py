@@ -25,6 +25,7 @@ from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
 from lessons.models import SignInCard
 from lessons.services import learner_card_print
+from privacy.holds import records_hold_lift
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
 from safeguarding.models import Alert
 from tests.factories import PASSWORD, make_learner, question
@@ -250,11 +251,17 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
         **times,
     )
     asked = Alert.objects.create(
-        kind=Alert.Kind.ASKED, reason=Alert.Reason.ASKED, learner=learner, **times
+        kind=Alert.Kind.ASKED,
+        reason=Alert.Reason.ASKED,
+        learner=learner,
+        acknowledged_at=raised + timedelta(minutes=9),
+        **times,
     )
     someone_else = Alert.objects.create(
         kind=Alert.Kind.ASKED, reason=Alert.Reason.ASKED, learner=other_learner, **times
     )
+    # Alerts hold the records: a safeguarding lead (staff) lifts the hold before erasing.
+    records_hold_lift(learner=learner, lifted_by=staff, reason="No further action")
 
     erase(learner, staff)
 

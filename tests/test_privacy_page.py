@@ -4,7 +4,7 @@ import pytest
 from django.test import Client
 
 from learners.models import Learner, Level
-from privacy.services import records_hold_place
+from privacy.holds import records_hold_place
 from schools.models import PartnerSettings
 from tests.factories import make_attempt, make_group, make_result, make_staff, put_in_group
 from tests.journeys import page_showing

@@ -29,6 +29,7 @@ from imports.services import import_job_confirm, import_job_create_from_csv
 from learners.registration import TAKEN_UPSTREAM
 from partner_api import get_client
 from partner_api.models import UpstreamFailure
+from privacy.holds import records_hold_place
 from tests.factories import GOOD_PASSWORD, HEADER, good_rows, make_learner, mid_way, upload_file
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
@@ -263,6 +264,10 @@ def test_form_errors_and_error_pages_are_translated(in_pseudo_language, cohort, 
     visitor = Client()
     pages = {"sign-in error": read(visitor.post("/accounts/login/", {"username": "x"}))}
     pages["not found"] = read(visitor.get("/no-such-page/"))
+    latin_1 = "application/x-www-form-urlencoded; charset=latin-1"
+    unreadable = visitor.generic("POST", "/accounts/login/", b"username=caf\xe9", latin_1)
+    assert unreadable.status_code == 400
+    pages["unreadable form"] = read(unreadable)
     visitor.force_login(staff)
     pages["registration errors"] = read(visitor.post("/learners/new/", {"dob": "2090-13-01"}))
     for dob_boxes in [{"dob_day": "27", "dob_year": "2009"}, {"dob_day": "31", "dob_month": "2"}]:
@@ -274,6 +279,10 @@ def test_form_errors_and_error_pages_are_translated(in_pseudo_language, cohort, 
     learner = cohort["finished"]
     pages["password errors"] = read(visitor.post(f"/learners/{learner.pk}/password/", {}))
     pages["erase errors"] = read(visitor.post(f"/learners/{learner.pk}/erase/", {}))
+    records_hold_place(learner=learner, placed_by=staff)
+    lift = visitor.post(f"/learners/{learner.pk}/erase/", {"lift": "yes", "lift-reason": ""})
+    assert b'name="lift-reason"' in lift.content
+    pages["lifting a hold without a reason"] = read(lift)
     pages["edit errors"] = read(visitor.post(f"/learners/{learner.pk}/edit/", {"dob": "2090-1-1"}))
     visitor.post(f"/learners/{learner.pk}/password/", {"make_password": "on"})
     made = visitor.get(f"/learners/{learner.pk}/")
