@@ -244,10 +244,12 @@ def _sandbox_report(port: int) -> dict:
 
 def _print_portal_states(outcomes) -> None:
     """Print where the portal's attempts stand, and why learners did not finish."""
+    from django.db import connections
     from django.db.models import Count
 
     from assessments.models import AssessmentAttempt
 
+    connections.close_all()  # one made before a fault run's database restart is gone
     states = AssessmentAttempt.objects.values_list("state").annotate(n=Count("id"))
     print("Attempts in the portal by state: " + ", ".join(f"{s}: {n}" for s, n in states))
     for outcome in [o for o in outcomes if not o.completed][:10]:
