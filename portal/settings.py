@@ -63,6 +63,8 @@ MIDDLEWARE = [
     # (ops/probes.py).
     "ops.request_log.RequestLogMiddleware",
     "ops.probes.ProbeMiddleware",
+    # Then, while the database does not answer, a 503 page with Retry-After, not a 500.
+    "portal.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -123,6 +125,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
+    # A kept connection (`?conn_max_age=600`) is checked before a request reuses it: after a
+    # PostgreSQL restart each process's old connections are broken, and without the check the
+    # first request of every thread would fail on one (ops/database.py).
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
