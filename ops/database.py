@@ -1,15 +1,21 @@
-"""When PostgreSQL blinks: say so.
+"""When PostgreSQL blinks: say so, and wait for it.
 
-A restart, a failover or a network hiccup takes the database away for seconds. Meanwhile a page
-answers 503 with Retry-After, in plain words (`database_unavailable_response`), not a 500.
+A restart, a failover or a network hiccup takes the database away for seconds. No process of
+the portal may die of it:
+
+- a page answers 503 with Retry-After, in plain words (`database_unavailable_response`);
+- a worker's loop or a sweep waits with backoff and goes on (`wait_for_database`).
+
 Each process says once that the database stopped answering and once that it is back.
 """
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 
-from django.db import InterfaceError, OperationalError
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
@@ -19,6 +25,8 @@ logger = logging.getLogger(__name__)
 # server starting up, shutting down or out of connections; also a lock timeout or a deadlock,
 # which trying again fixes as well. (IntegrityError and DataError are the data's: never held.)
 DATABASE_TROUBLE = (OperationalError, InterfaceError)
+
+FIRST_PAUSE = 0.25  # seconds before the first new try; doubled up to the cap
 
 
 class _Outage:
@@ -52,6 +60,43 @@ def describe(error: BaseException) -> str:
     """Name a database error in one line (its class and first line: no query, no values)."""
     first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
+
+
+def drop_connection() -> None:
+    """Close this thread's connection, broken or not: the next query opens a new one."""
+    try:
+        connection.close()
+    except DATABASE_TROUBLE:
+        connection.connection = None  # closing a broken connection may fail: forget it
+
+
+def wait_for_database(
+    error: BaseException,
+    *,
+    who: str,
+    deadline: float | None = None,
+    go_on: Callable[[], bool] = lambda: True,
+) -> bool:
+    """Wait, with capped backoff, until the database answers; False at the deadline.
+
+    `error` is what showed the database gone; `who` names the waiting process in the log line
+    ("the delivery worker"). `go_on` is asked before each pause: False ends the wait early
+    (a worker told to stop).
+    """
+    outage.began(error, f"{who} waits for it and goes on when it is back")
+    pause = FIRST_PAUSE
+    while True:
+        drop_connection()
+        if not go_on() or (deadline is not None and time.monotonic() + pause > deadline):
+            return False
+        time.sleep(pause)
+        try:
+            connection.ensure_connection()
+        except DATABASE_TROUBLE:
+            pause = min(pause * 2, settings.DATABASE_RETRY_BACKOFF_CAP)
+            continue
+        outage.ended()
+        return True
 
 
 # ---- The page while the database is away

@@ -34,10 +34,12 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "csp",
     "django_tasks",
+    # Before django_tasks_db: its `db_worker` command is ops's, which waits out a lost
+    # database instead of dying (ops/worker.py).
+    "ops",
     "django_tasks_db",
     "portal",
     "partner_api",
-    "ops",
     "schools",
     "accounts",
     "classes",
@@ -293,6 +295,11 @@ SUBMISSION_QUIET_PERIOD = env.int("SUBMISSION_QUIET_PERIOD", default=20)
 # first retry, doubling up to the cap.
 DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)
 DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
+
+# When PostgreSQL blinks (ops/database.py): workers and sweeps wait for it with backoff (at
+# most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on; pages answer 503 with
+# Retry-After meanwhile.
+DATABASE_RETRY_BACKOFF_CAP = 5.0
 
 # Behind a reverse proxy that sets X-Forwarded-For, the audit trail may take the client IP
 # from it (only the entry the nearest proxy added).

@@ -1,4 +1,4 @@
-"""PostgreSQL may blink: pages say so with a 503 and Retry-After, never a 500.
+"""PostgreSQL may blink: pages say so with a 503, workers wait and go on.
 
 The tests take the database away inside this process.
 """
@@ -6,10 +6,16 @@ The tests take the database away inside this process.
 from contextlib import contextmanager
 from unittest import mock
 
+import pytest
 from django.db import OperationalError, connection
 from django.test import Client
+from django_tasks import TaskResultStatus, task
+from django_tasks_db.models import DBTaskResult
 
+import ops.database
+import ops.worker
 from ops.database import outage
+from ops.worker import OutageTolerantWorker
 from tests.log_capture import console_output
 
 REFUSED = 'connection failed: connection to server at "127.0.0.1", port 5432 failed: refused'
@@ -63,3 +69,52 @@ def test_a_signed_in_page_whose_session_cannot_be_read_answers_the_same_503(staf
     text = assert_database_unavailable_page(response)
     assert "The portal cannot reach its records just now" in text
     assert client.get("/learners/").status_code == 200
+
+
+# ---- A worker whose task the database cut off -----------------------------------------------
+
+RUNS: dict[str, int] = {"cut_off_once": 0, "always_cut_off": 0}
+
+
+@task()
+def cut_off_once() -> str:
+    """Lose the database on the first run only."""
+    RUNS["cut_off_once"] += 1
+    if RUNS["cut_off_once"] == 1:
+        raise OperationalError("server closed the connection unexpectedly")
+    return "done"
+
+
+@task()
+def always_cut_off() -> None:
+    """Lose the database on every run (as a statement timeout would)."""
+    RUNS["always_cut_off"] += 1
+    raise OperationalError("canceling statement due to statement timeout")
+
+
+@pytest.mark.django_db(transaction=True)  # the worker closes and opens its connection
+def test_a_task_the_database_cut_off_runs_again_once_the_database_answers(settings, monkeypatch):
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+    }
+    monkeypatch.setattr(ops.database, "FIRST_PAUSE", 0.01)
+    monkeypatch.setattr(ops.worker, "RERUNS_AFTER_OUTAGE", 3)
+    monkeypatch.setitem(RUNS, "cut_off_once", 0)
+    monkeypatch.setitem(RUNS, "always_cut_off", 0)
+    recovers, fails = cut_off_once.enqueue(), always_cut_off.enqueue()
+    worker = OutageTolerantWorker(
+        name="the test worker", queue_names=["default"], excluded_queue_names=[], interval=0,
+        batch=True, backend_name="default", startup_delay=False, max_tasks=None,
+        worker_id="test-worker",
+    )  # fmt: skip
+
+    worker.run()
+
+    recovered, failed = (DBTaskResult.objects.get(id=r.id) for r in (recovers, fails))
+    assert (recovered.status, recovered.return_value) == (TaskResultStatus.SUCCESSFUL, "done")
+    assert RUNS["cut_off_once"] == 2  # once cut off, once through
+    # A task that meets the same trouble every time is recorded as failed, as before.
+    assert failed.status == TaskResultStatus.FAILED
+    assert failed.exception_class_path == "django.db.utils.OperationalError"
+    assert RUNS["always_cut_off"] == 4  # cut off three times, then recorded
+    outage.ended()
