@@ -1,10 +1,13 @@
-"""When PostgreSQL blinks: say so, and wait for it.
+"""When PostgreSQL blinks: say so, wait for it, and keep what the upstream answered meanwhile.
 
 A restart, a failover or a network hiccup takes the database away for seconds. No process of
-the portal may die of it:
+the portal may die of it, and none may forget what the upstream told it meanwhile:
 
 - a page answers 503 with Retry-After, in plain words (`database_unavailable_response`);
-- a worker's loop or a sweep waits with backoff and goes on (`wait_for_database`).
+- a worker's loop or a sweep waits with backoff and goes on (`wait_for_database`);
+- a write that records an upstream's answer (a registration, a submission, results) is held
+  in memory and tried again until the database answers (`write_when_database_returns`), for
+  DATABASE_OUTAGE_HOLD seconds in a worker and DATABASE_OUTAGE_HOLD_IN_REQUEST in a web request.
 
 Each process says once that the database stopped answering and once that it is back.
 """
@@ -13,6 +16,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
@@ -27,6 +32,8 @@ logger = logging.getLogger(__name__)
 DATABASE_TROUBLE = (OperationalError, InterfaceError)
 
 FIRST_PAUSE = 0.25  # seconds before the first new try; doubled up to the cap
+
+T = TypeVar("T")
 
 
 class _Outage:
@@ -54,12 +61,26 @@ class _Outage:
 
 
 outage = _Outage()
+_process_hold: float | None = None
 
 
 def describe(error: BaseException) -> str:
     """Name a database error in one line (its class and first line: no query, no values)."""
     first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"{type(error).__name__}: {first_line}" if first_line else type(error).__name__
+
+
+def hold_answers_for(seconds: float) -> None:
+    """Make this process hold upstream answers this long (a worker: DATABASE_OUTAGE_HOLD)."""
+    global _process_hold
+    _process_hold = seconds
+
+
+def hold_seconds() -> float:
+    """Return how long this process holds an answer: a worker's hold, else a web request's."""
+    if _process_hold is not None:
+        return _process_hold
+    return settings.DATABASE_OUTAGE_HOLD_IN_REQUEST
 
 
 def drop_connection() -> None:
@@ -97,6 +118,48 @@ def wait_for_database(
             continue
         outage.ended()
         return True
+
+
+def write_when_database_returns(write: Callable[[], T], *, what: str) -> T:
+    """Run a write that records an upstream's answer, holding it through a database outage.
+
+    When the database does not answer, the write waits in memory and is tried again with
+    backoff until it does, for this process's hold (hold_seconds); after that the database's
+    error is raised, and the answer is lost with it. `what` names the answer in log lines, by
+    ids only. The write must be safe to run twice: a commit whose reply was lost may have
+    happened. Inside a transaction nothing can be tried again, so it then runs once.
+    """
+    if connection.in_atomic_block:
+        return write()
+    deadline = None
+    while True:
+        try:
+            written = write()
+        except DATABASE_TROUBLE as error:
+            if deadline is None:
+                hold = hold_seconds()
+                deadline = time.monotonic() + hold
+                logger.warning(
+                    "Holding %s until the database answers (at most %.0f s).", what, hold
+                )
+            if not wait_for_database(error, who=f"the process holding {what}", deadline=deadline):
+                logger.error(
+                    "Gave up holding %s: the database did not answer in time; it is lost.", what
+                )
+                raise
+            continue
+        if deadline is not None:
+            logger.warning("Wrote %s, held through the database's absence.", what)
+        return written
+
+
+def database_started_at() -> datetime | None:
+    """Return when the PostgreSQL server last started; None on another database."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_postmaster_start_time()")
+        return cursor.fetchone()[0]
 
 
 # ---- The page while the database is away

@@ -7,17 +7,19 @@ good). This one waits for the database and goes on instead:
 - an error of the loop itself (finding or claiming a task) waits and resumes the loop;
 - a task cut off by the database (its own queries, or recording its outcome) is run again
   once the database answers, as the same claimed task: every task is safe to run twice (the
-  record's state is the lock, docs/architecture.md).
+  record's state is the lock, docs/architecture.md), and an answer the task got from the
+  upstream meanwhile was held and written by ops.database.write_when_database_returns.
 
 A task cut off more than RERUNS_AFTER_OUTAGE times is recorded as failed, as before.
 """
 
 import logging
 
+from django.conf import settings
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
-from ops.database import DATABASE_TROUBLE, wait_for_database
+from ops.database import DATABASE_TROUBLE, hold_answers_for, wait_for_database
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,7 @@ class OutageTolerantWorker(Worker):
         self.name = name
 
     def run(self) -> None:
+        hold_answers_for(settings.DATABASE_OUTAGE_HOLD)  # this process is a worker
         while True:
             try:
                 return super().run()

@@ -297,8 +297,12 @@ DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)
 DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
 
 # When PostgreSQL blinks (ops/database.py): workers and sweeps wait for it with backoff (at
-# most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on; pages answer 503 with
-# Retry-After meanwhile.
+# most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on. What the upstream answered
+# (a registration, a submission, results) is held in memory and written once the database is
+# back: for DATABASE_OUTAGE_HOLD seconds in a worker, DATABASE_OUTAGE_HOLD_IN_REQUEST in a web
+# request (a page must not wait long). Pages answer 503 with Retry-After meanwhile.
+DATABASE_OUTAGE_HOLD = env.int("DATABASE_OUTAGE_HOLD", default=600)
+DATABASE_OUTAGE_HOLD_IN_REQUEST = env.int("DATABASE_OUTAGE_HOLD_IN_REQUEST", default=15)
 DATABASE_RETRY_BACKOFF_CAP = 5.0
 
 # Behind a reverse proxy that sets X-Forwarded-For, the audit trail may take the client IP

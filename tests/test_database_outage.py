@@ -1,4 +1,4 @@
-"""PostgreSQL may blink: pages say so with a 503, workers wait and go on.
+"""PostgreSQL may blink: pages say so with a 503, workers wait, upstream answers are kept.
 
 The tests take the database away inside this process.
 """
@@ -14,8 +14,10 @@ from django_tasks_db.models import DBTaskResult
 
 import ops.database
 import ops.worker
+from learners.models import Learner
 from ops.database import outage
 from ops.worker import OutageTolerantWorker
+from tests.factories import VALID
 from tests.log_capture import console_output
 
 REFUSED = 'connection failed: connection to server at "127.0.0.1", port 5432 failed: refused'
@@ -71,6 +73,59 @@ def test_a_signed_in_page_whose_session_cannot_be_read_answers_the_same_503(staf
     assert client.get("/learners/").status_code == 200
 
 
+def failing_first(real, times: int):
+    """Wrap a write so that its first `times` calls fail as a lost connection does."""
+    calls = {"n": 0}
+
+    def write(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] <= times:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(*args, **kwargs)
+
+    return write
+
+
+@pytest.mark.django_db(transaction=True)  # outside a transaction, as a real request
+def test_a_registration_the_service_made_is_recorded_once_the_database_answers(
+    staff_client, upstream, monkeypatch
+):
+    import learners.services
+
+    activate = failing_first(learners.services.learner_activate, times=2)
+    monkeypatch.setattr(learners.services, "learner_activate", activate)
+
+    with console_output("plain") as output:
+        response = staff_client.post("/learners/new/", VALID)
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    learner = Learner.objects.get(username=VALID["username"])
+    assert learner.status == Learner.Status.ACTIVE and learner.upstream_user_id
+    assert response["Location"] == f"/learners/{learner.pk}/"
+    assert upstream.state.count(endpoint="create-learner") == 1
+    assert f"Holding learner {learner.pk}'s registration" in output.text
+    assert f"Wrote learner {learner.pk}'s registration, held through" in output.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_registration_the_database_never_took_tells_staff_not_to_register_again(
+    staff_client, upstream, monkeypatch, settings
+):
+    import learners.services
+
+    settings.DATABASE_OUTAGE_HOLD_IN_REQUEST = 0  # a request holds the answer no longer
+    activate = failing_first(learners.services.learner_activate, times=1000)
+    monkeypatch.setattr(learners.services, "learner_activate", activate)
+
+    response = staff_client.post("/learners/new/", VALID)
+
+    text = assert_database_unavailable_page(response)
+    assert "nina.new is registered with the assessment service, but not in the portal" in text
+    assert "Do not register nina.new again" in text
+    assert [learner.username for learner in upstream.state.learners.values()] == ["nina.new"]
+    outage.ended()
+
+
 # ---- A worker whose task the database cut off -----------------------------------------------
 
 RUNS: dict[str, int] = {"cut_off_once": 0, "always_cut_off": 0}
@@ -98,6 +153,7 @@ def test_a_task_the_database_cut_off_runs_again_once_the_database_answers(settin
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
     }
     monkeypatch.setattr(ops.database, "FIRST_PAUSE", 0.01)
+    monkeypatch.setattr(ops.database, "_process_hold", None)  # run() makes this a worker
     monkeypatch.setattr(ops.worker, "RERUNS_AFTER_OUTAGE", 3)
     monkeypatch.setitem(RUNS, "cut_off_once", 0)
     monkeypatch.setitem(RUNS, "always_cut_off", 0)
