@@ -41,6 +41,14 @@ REFUSED = 'connection failed: connection to server at "127.0.0.1", port 5432 fai
 LIMIT = 120  # seconds for any one condition: the machine may be loaded
 
 
+@pytest.fixture(autouse=True)
+def database_answering():
+    """Each test starts, and leaves, with the database answering as far as this process knows."""
+    outage.since = None
+    yield
+    outage.since = None
+
+
 @contextmanager
 def database_away():
     """Make every query of this thread fail as a stopped PostgreSQL makes it fail."""
@@ -141,7 +149,6 @@ def test_a_registration_the_database_never_took_tells_staff_not_to_register_agai
     assert "nina.new is registered with the assessment service, but not in the portal" in text
     assert "Do not register nina.new again" in text
     assert [learner.username for learner in upstream.state.learners.values()] == ["nina.new"]
-    outage.ended()
 
 
 # ---- A worker whose task the database cut off -----------------------------------------------
@@ -191,7 +198,6 @@ def test_a_task_the_database_cut_off_runs_again_once_the_database_answers(settin
     assert failed.status == TaskResultStatus.FAILED
     assert failed.exception_class_path == "django.db.utils.OperationalError"
     assert RUNS["always_cut_off"] == 4  # cut off three times, then recorded
-    outage.ended()
 
 
 # ---- The figure: PostgreSQL restarted under a running import --------------------------------
@@ -224,6 +230,12 @@ class CallGate:
         self.arrived = threading.Event()
         self.release = threading.Event()
         self.real = sandbox.app.ENDPOINT_HANDLERS["create-learner"]
+
+    def __enter__(self) -> "CallGate":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.release.set()  # never leave the sandbox's thread waiting, whatever happened
 
     def __call__(self, state, environ, **params):
         self.calls += 1
@@ -355,7 +367,7 @@ def test_an_import_outlasts_a_postgresql_restart_registering_every_row_once(
     monkeypatch.setitem(sandbox.app.ENDPOINT_HANDLERS, "create-learner", gate)
     (tmp_path / "rows.csv").write_text(HEADER + "\n" + good_rows(ROWS))
 
-    with postgres_cluster() as cluster:
+    with postgres_cluster() as cluster, gate:
         cluster.create_database("portal")
         setup = SETUP.format(path=str(tmp_path / "rows.csv"))
         job_id, valid = map(int, manage(cluster, "shell", "--no-imports", "-c", setup).split())
