@@ -57,8 +57,9 @@ run: install
 # The portal as it runs in production (docs/deploy.md): settings from the environment or .env
 # (.env.example lists every one; no sandbox, PARTNER_API_* must be set), collectstatic and
 # migrate, then gunicorn on 127.0.0.1:$$PORT (default 8000), both db_workers and the sweeps of
-# `make run`, each in its own process group. Ctrl-C or TERM stops them all; if one dies, the
-# others are stopped and it exits non-zero. `manage.py serve --help` for the options.
+# `make run`, each in its own process group. Ctrl-C or TERM stops them all; one that dies is
+# started again, and after 5 deaths within 5 minutes the others are stopped and it exits
+# non-zero. `manage.py serve --help` for the options.
 .PHONY: serve backup restore
 serve: install
 	$(PY) manage.py serve

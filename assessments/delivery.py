@@ -7,6 +7,8 @@ never undo a newer state. An ambiguous failure (timeout, dropped connection, 5xx
 unreadable reply) leaves it `submit_pending`; delivery first asks for the results (if they can
 be read, the earlier submission arrived) and only then sends again. Once the upstream has
 accepted a submission (a readable 2xx, or 409 "already submitted") it is never sent again.
+What the upstream answered (a submission accepted or refused, results) is held through a
+database outage and recorded once the database is back (ops.database).
 """
 
 import logging
@@ -23,6 +25,7 @@ from assessments.services import AttemptClosed
 from assessments.signals import result_stored
 from assessments.taking import saved_answers, unanswered_questions
 from kit.sanitize import sanitize_html
+from ops.database import DATABASE_TROUBLE, write_when_database_returns
 from partner_api import (
     AssessmentResults,
     PartnerApiError,
@@ -112,7 +115,7 @@ def attempt_deliver(*, attempt_id: int, force: bool = False) -> AssessmentAttemp
         return _retry_later(attempt, State.SUBMIT_PENDING, failure_reason_lazy(error), error)
     else:
         logger.info("Attempt %s had arrived upstream; completing without resending", attempt.pk)
-        _store_results(attempt, results)
+        _store_results_held(attempt, results)
         return attempt
     return _send(attempt)
 
@@ -131,7 +134,7 @@ def attempt_fetch_results(*, attempt: AssessmentAttempt) -> AssessmentResult | N
             message = failure_reason_lazy(error)
         _retry_later(attempt, State.SUBMITTED, message, error)
         return None
-    return _store_results(attempt, results)
+    return _store_results_held(attempt, results)
 
 
 def attempt_fetch_results_when_due(*, attempt_id: int) -> AssessmentResult | None:
@@ -194,7 +197,11 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
         )
     except PartnerApiRejected as error:
         if error.status in SUBMISSION_REFUSED_STATUSES:
-            return _record(attempt, State.REJECTED, failure_reason_lazy(error))
+            reason = failure_reason_lazy(error)
+            return write_when_database_returns(
+                lambda: _record(attempt, State.REJECTED, reason),
+                what=f"attempt {attempt.pk}'s refused submission",
+            )
         if error.status != ALREADY_SUBMITTED_STATUS:
             return _retry_later(attempt, State.SUBMIT_PENDING, failure_reason_lazy(error), error)
         logger.info("Attempt %s was already submitted upstream", attempt.pk)
@@ -208,7 +215,10 @@ def _send(attempt: AssessmentAttempt) -> AssessmentAttempt:
             # say) confirms nothing: believe it only once the results can be read.
             return _confirm_by_results(attempt)
 
-    _record(attempt, State.SUBMITTED, "", delivery_attempts=0, next_attempt_at=None)
+    write_when_database_returns(
+        lambda: _record(attempt, State.SUBMITTED, "", delivery_attempts=0, next_attempt_at=None),
+        what=f"attempt {attempt.pk}'s accepted submission",
+    )
     attempt_fetch_results(attempt=attempt)
     return attempt
 
@@ -223,7 +233,7 @@ def _confirm_by_results(attempt: AssessmentAttempt) -> AssessmentAttempt:
             "to have arrived yet."
         )
         return _retry_later(attempt, State.SUBMIT_PENDING, message, error)
-    _store_results(attempt, results)
+    _store_results_held(attempt, results)
     return attempt
 
 
@@ -263,6 +273,15 @@ def _record(attempt: AssessmentAttempt, state: str, error: object, **fields) -> 
     return attempt
 
 
+def _store_results_held(
+    attempt: AssessmentAttempt, results: AssessmentResults
+) -> AssessmentResult | None:
+    """Store results the upstream gave, holding them through a database outage."""
+    return write_when_database_returns(
+        lambda: _store_results(attempt, results), what=f"attempt {attempt.pk}'s results"
+    )
+
+
 def _store_results(
     attempt: AssessmentAttempt, results: AssessmentResults
 ) -> AssessmentResult | None:
@@ -296,8 +315,11 @@ def _store_results(
             )
             result_stored.send(sender=AssessmentResult, result=result)
     except IntegrityError:
-        # Another request or worker stored these results first.
+        # Another request or worker stored these results first (or an earlier try of this
+        # one, whose commit's reply was lost).
         result = AssessmentResult.objects.get(attempt=attempt)
+    except DATABASE_TROUBLE:
+        raise  # the database's trouble, not the results': the caller holds them
     except (DatabaseError, ArithmeticError, ValueError):
         # Results the database cannot hold must not turn every later visit into an error;
         # they exist upstream, so the attempt was submitted: try storing them again later.

@@ -43,6 +43,7 @@ from learners.registration import (
     upstream_register,
 )
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+from ops.database import DATABASE_TROUBLE, database_started_at, write_when_database_returns
 from partner_api import PartnerApiClient, PartnerApiError
 
 logger = logging.getLogger(__name__)
@@ -85,8 +86,9 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     """Claim a prepared row, register it upstream and record it; return whether it worked.
 
     The claim is a conditional update from "queued": of two tasks for one row, one sends it.
-    A row in "sending" when the process dies is reported as of unknown outcome and never sent
-    again.
+    The upstream's answer is held through a database outage and recorded once the database is
+    back (ops.database); a row in "sending" when the process dies is reported as of unknown
+    outcome and never sent again.
     """
     claimed = ImportRow.objects.filter(
         pk=row.pk, state=ImportRow.State.QUEUED, learner=row.learner
@@ -106,9 +108,14 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     else:
         failure = None
     if failure is not None:
-        _row_fail(row, failure)
+        write_when_database_returns(
+            lambda: _row_fail(row, failure), what=f"import row {row.pk}'s failure"
+        )
         return False
-    return _row_record_registered(row, created.user_id)
+    return write_when_database_returns(
+        lambda: _row_record_registered(row, created.user_id),
+        what=f"import row {row.pk}'s registration",
+    )
 
 
 @sensitive_variables("password")
@@ -266,6 +273,10 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 state=ImportRow.State.REGISTERED, finished_at=timezone.now(), reason=""
             )
             if not recorded:
+                if ImportRow.objects.filter(
+                    pk=row.pk, state=ImportRow.State.REGISTERED, learner=row.learner
+                ).exists():
+                    return True  # by an earlier try, whose commit's reply was lost
                 # The sweep took this row's worker for dead and has already called it unknown.
                 logger.warning("Import row %s was registered after being given up", row.pk)
                 return False
@@ -280,6 +291,8 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 )
             # Written with the outcome, so a registered row always has its hashing to come.
             enqueue_row_signin(row.pk)
+    except DATABASE_TROUBLE:
+        raise  # the database's trouble, not the id's: the caller holds the answer
     except DatabaseError:
         logger.exception("Import row %s: the upstream's learner id could not be stored", row.pk)
         _row_fail(row, UNUSABLE_ID)
@@ -305,13 +318,18 @@ def rows_abandon_left_sending(job_id: int, *, claimed_before: datetime) -> int:
     """Fail the rows claimed before then and still sending: their worker died; never resend.
 
     The service may have registered them, so they are failed as of unknown outcome. Returns
-    how many.
+    how many. A database that restarted since then gives none: a worker holding a row's answer
+    through the restart (ops.database) writes it within seconds of the restart, so rows are
+    counted from it.
     """
     left = list(
         ImportRow.objects.filter(
             job_id=job_id, state=ImportRow.State.SENDING, claimed_at__lt=claimed_before
         ).values_list("pk", "learner_id")
     )
+    restarted = database_started_at() if left else None
+    if restarted is not None and restarted >= claimed_before:
+        return 0
     abandoned = 0
     for row_id, learner_id in left:
         with transaction.atomic():

@@ -27,6 +27,7 @@ from learners.registration import (
     upstream_register,
 )
 from learners.signals import learner_level_changed
+from ops.database import DATABASE_TROUBLE, write_when_database_returns
 from partner_api import PartnerApiError, get_client
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,14 @@ class RegistrationFailed(Exception):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class RegisteredNotRecorded(Exception):
+    """The upstream registered the learner, but the database did not answer to record it."""
+
+    def __init__(self, username: str):
+        super().__init__("registered upstream, not recorded in the portal")
+        self.username = username
 
 
 @sensitive_variables("password")
@@ -79,7 +88,9 @@ def learner_register(
         learner_discard(learner_id=learner.pk)  # a bug or an interrupted request: no stub
         raise
 
-    try:
+    def record() -> None:
+        if Learner.objects.filter(pk=learner.pk, upstream_user_id=created.user_id).exists():
+            return  # recorded by an earlier try whose commit's reply was lost
         with transaction.atomic():
             learner_activate(learner=learner, upstream_user_id=created.user_id, account_ready=True)
             audit_record(
@@ -92,6 +103,14 @@ def learner_register(
                 group_learners_add(
                     group=school_class, learners=[learner], added_by=registered_by, address=address
                 )
+
+    try:
+        # The upstream has answered: through a database restart the answer waits here
+        # (DATABASE_OUTAGE_HOLD_IN_REQUEST), never dropped at the first failed write.
+        write_when_database_returns(record, what=f"learner {learner.pk}'s registration")
+    except DATABASE_TROUBLE as error:
+        logger.error("Learner %s is registered upstream but could not be recorded", learner.pk)
+        raise RegisteredNotRecorded(username) from error
     except DatabaseError as error:
         # The upstream handed out a user_id we already hold (or cannot store): keep no
         # half-made record.

@@ -24,12 +24,14 @@ from learners.passwords import password_show_once, password_spelled, password_to
 from learners.selectors import learner_filtered, learner_rows, sign_in_locked_until
 from learners.services import (
     LearnerNotEditable,
+    RegisteredNotRecorded,
     RegistrationFailed,
     learner_details_change,
     learner_password_reset,
     learner_register,
     learner_results_viewed,
 )
+from ops.database import database_unavailable_response
 
 PAGE_SIZE = 25
 
@@ -72,6 +74,8 @@ def learner_new(request: HttpRequest) -> HttpResponse:
             )
         except RegistrationFailed as failure:
             form.add_error(failure.field, failure.message)
+        except RegisteredNotRecorded as held:
+            return registered_not_recorded(held.username)
         else:
             if form.password_made:
                 password_show_once(
@@ -90,6 +94,27 @@ def learner_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, registered % names)
             return redirect("learners:detail", pk=learner.pk)
     return render(request, "learners/new.html", {"form": form})
+
+
+def registered_not_recorded(username: str) -> HttpResponse:
+    """Say that the service registered the learner, though the portal could not record it.
+
+    A 503 drawn without the database (which is not answering), so that staff never register
+    the learner a second time.
+    """
+    names = {"username": username}
+    return database_unavailable_response(
+        heading=_("%(username)s is registered with the assessment service, but not in the portal")
+        % names,
+        message=_(
+            "The portal's database did not answer in time to record this registration. Do not "
+            "register %(username)s again: the assessment service already holds that username "
+            "and would refuse it. Once the portal answers again, register the learner under "
+            "another username, and tell your administrator that the assessment service holds "
+            "an unused account named %(username)s."
+        )
+        % names,
+    )
 
 
 @staff_required

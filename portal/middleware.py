@@ -1,16 +1,19 @@
 """Request-wide rules: form bodies the portal cannot read, last-resort handling of upstream
-failures, the portal's own "page not found" page in development too."""
+failures and of a database that does not answer, the portal's own "page not found" page in
+development too."""
 
 import codecs
 import logging
 from contextlib import suppress
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.template import loader
 from django.urls import Resolver404, resolve
 
+from ops.database import DATABASE_TROUBLE, database_unavailable_response, outage
 from partner_api import PartnerApiError
 from partner_api.upstream import failure_message
 
@@ -97,3 +100,44 @@ class NotFoundPageMiddleware:
         ):
             return render(request, "404.html", status=404)
         return response
+
+
+class DatabaseUnavailableMiddleware:
+    """While the database does not answer, answer 503 with Retry-After in plain words.
+
+    A view's database error comes here (process_exception); one raised by another middleware
+    (reading the session, say) reaches handler500, portal.views.server_error, which answers
+    the same. Django closes a connection that failed when the request ends, and checks a kept
+    one before the next request uses it (CONN_HEALTH_CHECKS), so one broken connection never
+    fails a later request. The process logs the outage once, and its end.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if outage.since is not None and database_answered(response):
+            outage.ended()
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, DATABASE_TROUBLE):
+            return None
+        return database_unavailable_page(request, exception)
+
+
+def database_unavailable_page(request: HttpRequest, error: BaseException) -> HttpResponse:
+    """Return the 503 page for a request the database failed; note the outage once."""
+    outage.began(error, "pages answer 503 until it is back")
+    retry_url = request.get_full_path() if request.method in ("GET", "HEAD") else ""
+    return database_unavailable_response(retry_url=retry_url)
+
+
+def database_answered(response: HttpResponse) -> bool:
+    """Whether this request's thread reached the database without error."""
+    return (
+        response.status_code != 503
+        and connection.connection is not None
+        and not connection.errors_occurred
+    )

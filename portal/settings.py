@@ -34,10 +34,12 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "csp",
     "django_tasks",
+    # Before django_tasks_db: its `db_worker` command is ops's, which waits out a lost
+    # database instead of dying (ops/worker.py).
+    "ops",
     "django_tasks_db",
     "portal",
     "partner_api",
-    "ops",
     "schools",
     "accounts",
     "classes",
@@ -63,6 +65,8 @@ MIDDLEWARE = [
     # (ops/probes.py).
     "ops.request_log.RequestLogMiddleware",
     "ops.probes.ProbeMiddleware",
+    # Then, while the database does not answer, a 503 page with Retry-After, not a 500.
+    "portal.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -125,6 +129,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     if env.bool("DATABASE_PREPARED_STATEMENTS", default=True):
         DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
         DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", 5)
+    # A kept connection (`?conn_max_age=600`) is checked before a request reuses it: after a
+    # PostgreSQL restart each process's old connections are broken, and without the check the
+    # first request of every thread would fail on one (ops/database.py).
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -315,6 +323,15 @@ SUBMISSION_QUIET_PERIOD = env.int("SUBMISSION_QUIET_PERIOD", default=20)
 # first retry, doubling up to the cap.
 DELIVERY_RETRY_BASE = env.int("DELIVERY_RETRY_BASE", default=30)
 DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
+
+# When PostgreSQL blinks (ops/database.py): workers and sweeps wait for it with backoff (at
+# most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on. What the upstream answered
+# (a registration, a submission, results) is held in memory and written once the database is
+# back: for DATABASE_OUTAGE_HOLD seconds in a worker, DATABASE_OUTAGE_HOLD_IN_REQUEST in a web
+# request (a page must not wait long). Pages answer 503 with Retry-After meanwhile.
+DATABASE_OUTAGE_HOLD = env.int("DATABASE_OUTAGE_HOLD", default=600)
+DATABASE_OUTAGE_HOLD_IN_REQUEST = env.int("DATABASE_OUTAGE_HOLD_IN_REQUEST", default=15)
+DATABASE_RETRY_BACKOFF_CAP = 5.0
 
 # Behind a reverse proxy that sets X-Forwarded-For, the audit trail may take the client IP
 # from it (only the entry the nearest proxy added).

@@ -7,6 +7,9 @@ from django.urls import include, path
 from accounts.forms import SignInForm
 from portal import views
 
+# While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
+handler500 = views.server_error
+
 urlpatterns = [
     path("", views.home, name="home"),
     path(

@@ -1,12 +1,17 @@
-"""Base views: the home page that sends each role to its place, and signing out."""
+"""Base views: the home page that sends each role to its place, signing out, the 500 page."""
+
+import sys
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.views import defaults
 
 from accounts.access import is_staff_member, learner_for
+from ops.database import DATABASE_TROUBLE
+from portal.middleware import database_unavailable_page
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -36,3 +41,14 @@ class SignOutView(auth_views.LogoutView):
         # Said after the session is gone, so a shared computer shows it plainly.
         messages.success(request, _("You have signed out."))
         return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Answer an uncaught error: 503 if the database did not answer, else the 500 page.
+
+    Django calls it (handler500) while handling the error, so the error is the one in hand.
+    """
+    error = sys.exc_info()[1]
+    if isinstance(error, DATABASE_TROUBLE):
+        return database_unavailable_page(request, error)
+    return defaults.server_error(request)

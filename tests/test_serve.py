@@ -5,9 +5,12 @@ behind a TLS proxy) against the test database, on a free port, as an operator wo
 """
 
 import gzip
+import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -104,18 +107,128 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
 
 
 @pytest.mark.django_db(transaction=True)
-def test_when_one_process_dies_serve_stops_the_others_and_exits_non_zero(tmp_path):
+def test_serve_starts_a_process_that_died_again_and_gives_up_when_they_keep_dying(tmp_path):
     env = production_environment(database_url_for_workers(), tmp_path / "static")
-    with portal_served(env, tmp_path) as portal:
+    with portal_served(env, tmp_path, "--restart-limit", "2") as portal:
         portal.wait_until_serving()
         processes = portal.descendants()
         sweep = next(pid for pid, c in processes.items() if "sweep_alerts" in c)
+        others = [pid for pid in processes if pid != sweep]
 
         os.kill(sweep, signal.SIGKILL)
 
+        again = wait_for_process(portal, "sweep_alerts", other_than=sweep)
+        output = portal.output()
+        assert "sweep_alerts stopped by itself (killed by SIGKILL); starting it again in 1 s" in (
+            output
+        )
+        assert "sweep_alerts started again." in output
+        assert portal.process.poll() is None and all(alive(pid) for pid in others), output
+        assert portal.get("/accounts/login/").status == 200
+
+        os.kill(again, signal.SIGKILL)  # the second death within the window: too many
+
         assert portal.process.wait(timeout=90) != 0, portal.output()
-        assert wait_until_gone(processes) == [], portal.output()
-        assert "sweep_alerts stopped by itself" in portal.output()
+        assert wait_until_gone([*processes, again]) == [], portal.output()
+        output = portal.output()
+        assert "2 processes have stopped by themselves within 5 minutes" in output
+        assert "Stopping the web server, the workers and the sweeps." in output
+
+
+def wait_for_process(portal, command: str, *, other_than: int, timeout: float = 60) -> int:
+    """Wait for a process below `serve` running `command`, not the given one; return its pid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [
+            pid
+            for pid, line in portal.descendants().items()
+            if command in line and pid != other_than and alive(pid)
+        ]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no new {command} within {timeout:g} s\n{portal.output()}")
+
+
+# ---- The launcher on its own, with tiny processes ------------------------------------------
+
+LAUNCHER = """
+import json, os, sys
+from pathlib import Path
+from ops.launcher import Child, Launcher
+children, options = json.loads(sys.argv[1])
+launcher = Launcher(
+    [Child(name, [sys.executable, "-c", code, path]) for name, (code, path) in children.items()],
+    cwd=Path.cwd(), env=dict(os.environ), say=lambda line: print(line, flush=True), **options,
+)
+sys.exit(launcher.run())
+"""
+# Each child notes its pid in its file when it starts.
+STEADY = "import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); time.sleep(120)"
+FAILS_ONCE = (
+    "import os, sys, time; first = not os.path.exists(sys.argv[1]); "
+    "open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); sys.exit(3) if first else time.sleep(120)"
+)
+ALWAYS_FAILS = "import os, sys; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); sys.exit(1)"
+
+
+def launched(tmp_path: Path, children: dict[str, str], **options) -> subprocess.Popen:
+    """Start a launcher of the given children (name: code) in a process; its output piped."""
+    spec = {name: (code, str(tmp_path / f"{name}.pids")) for name, code in children.items()}
+    return subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, json.dumps([spec, options])],
+        cwd=BASE_DIR,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def pids(tmp_path: Path, name: str) -> list[int]:
+    path = tmp_path / f"{name}.pids"
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def test_the_launcher_starts_a_dead_process_again_and_leaves_the_others_running(tmp_path):
+    launcher = launched(tmp_path, {"steady": STEADY, "fragile": FAILS_ONCE}, restart_pause=0.1)
+    deadline = time.monotonic() + 60
+    while len(pids(tmp_path, "fragile")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (steady,) = pids(tmp_path, "steady")
+    first, second = pids(tmp_path, "fragile")
+    assert alive(steady) and alive(second) and not alive(first)
+
+    launcher.send_signal(signal.SIGTERM)
+
+    output, _ = launcher.communicate(timeout=60)
+    assert launcher.returncode == 0, output
+    assert "fragile stopped by itself (exit status 3); starting it again in 0.1 s." in output
+    assert "fragile started again." in output
+    assert "Stopping the web server, the workers and the sweeps." in output
+    assert wait_until_gone([steady, second]) == [], output
+
+
+def test_the_launcher_gives_up_and_stops_everything_when_processes_keep_dying(tmp_path):
+    launcher = launched(
+        tmp_path,
+        {"steady": STEADY, "broken": ALWAYS_FAILS},
+        restart_limit=3,
+        restart_window=60,
+        restart_pause=0.05,
+    )
+
+    output, _ = launcher.communicate(timeout=60)
+
+    assert launcher.returncode == 1, output
+    assert len(pids(tmp_path, "broken")) == 3  # started twice again, then given up
+    assert "broken stopped by itself (exit status 1); starting it again in 0.05 s." in output
+    assert "broken stopped by itself (exit status 1); starting it again in 0.1 s." in output
+    assert (
+        "broken stopped by itself (exit status 1). 3 processes have stopped by themselves "
+        "within 60 seconds: restarting them does not help" in output
+    )
+    assert output.rstrip().endswith("Stopping the web server, the workers and the sweeps.")
+    assert wait_until_gone(pids(tmp_path, "steady")) == [], output
 
 
 # ---- .env.example --------------------------------------------------------------------------

@@ -70,7 +70,8 @@ def children(host: str, port: int, *, workers: bool, sweeps: bool) -> list[Child
 class Command(BaseCommand):
     help = (
         "Run the portal for production: collectstatic and migrate, then gunicorn, the task "
-        "workers and the sweeps, until Ctrl-C or TERM (which stops them all)."
+        "workers and the sweeps, until Ctrl-C or TERM (which stops them all). A process that "
+        "dies is started again; if they keep dying, everything stops."
     )
     requires_system_checks = []  # checked once below, with --deploy when DEBUG is off
 
@@ -92,6 +93,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--stop-timeout", type=float, default=40.0, metavar="SECONDS",
             help="How long the processes get to finish what they are doing when told to stop.",
+        )  # fmt: skip
+        parser.add_argument(
+            "--restart-limit", type=int, default=5, metavar="DEATHS",
+            help="A process that dies is started again, until this many have died within "
+            "--restart-window: then everything stops.",
+        )  # fmt: skip
+        parser.add_argument(
+            "--restart-window", type=float, default=300.0, metavar="SECONDS",
+            help="The window --restart-limit counts deaths in.",
         )  # fmt: skip
 
     def handle(self, *args, host: str, port: int, **options) -> None:
@@ -119,6 +129,8 @@ class Command(BaseCommand):
                 cwd=Path(settings.BASE_DIR),
                 env=env,
                 stop_timeout=options["stop_timeout"],
+                restart_limit=options["restart_limit"],
+                restart_window=options["restart_window"],
                 say=lambda line: (self.stdout.write(line), self.stdout.flush()),
             ).run()
         finally:
