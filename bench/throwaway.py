@@ -1,18 +1,16 @@
 """A Redis and a PostgreSQL cluster of one run's own, on free ports, to stop and start at will.
 
 Never the machine's services: other runs and tests use those. PostgreSQL refuses to run as
-root, so under root the cluster belongs to the `postgres` user (runuser); its superuser is
-named after whoever runs this, with trust authentication on 127.0.0.1 only.
+root, so under root the cluster belongs to the `postgres` user Debian's package makes; its
+superuser is `portal`, with trust authentication on 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
-import contextlib
-import getpass
 import glob
 import os
+import pwd
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -85,13 +83,17 @@ class ThrowawayRedis:
         _wait(lambda: not self.answers(), 30, "redis-server to stop")
 
 
+# No durability: the cluster lives for one run, and every fsync costs seconds on a busy disk.
+SERVER_OPTIONS = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+
 @dataclass
 class ThrowawayPostgres:
     """A PostgreSQL cluster in `directory`, listening on 127.0.0.1:`port` only."""
 
     directory: Path
     port: int = field(default_factory=free_port)
-    superuser: str = field(default_factory=getpass.getuser)
+    superuser: str = "portal"
 
     @staticmethod
     def binaries() -> Path | None:
@@ -99,18 +101,35 @@ class ThrowawayPostgres:
         found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=_major_version)
         return Path(found[-1]).parent if found else None
 
-    def url(self, database: str) -> str:
-        return f"postgres://{self.superuser}@127.0.0.1:{self.port}/{database}"
+    @property
+    def data(self) -> Path:
+        return self.directory / "data"
 
-    def _run(self, program: str, *arguments: str, check: bool = True):
-        command = [str(self.binaries() / program), *arguments]
-        if os.geteuid() == 0:
-            command = ["runuser", "-u", "postgres", "--", *command]
+    @property
+    def log(self) -> Path:
+        return self.directory / "server.log"
+
+    def url(self, database: str, **query: str) -> str:
+        """Return a DATABASE_URL for one of its databases."""
+        options = "&".join(f"{name}={value}" for name, value in query.items())
+        return f"postgres://{self.superuser}@127.0.0.1:{self.port}/{database}" + (
+            f"?{options}" if options else ""
+        )
+
+    def run(self, program: str, *arguments: str, check: bool = True):
+        """Run one of the server programs as the cluster's owner; raise with its output."""
+        owner = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
         done = subprocess.run(  # noqa: S603 (our own command line)
-            command, capture_output=True, text=True, timeout=120
+            [str(self.binaries() / program), *arguments],
+            user=owner.pw_uid if owner else None,
+            group=owner.pw_gid if owner else None,
+            cwd=self.directory,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if check and done.returncode != 0:
-            raise RuntimeError(f"{program} failed: {done.stderr.strip() or done.stdout.strip()}")
+            raise RuntimeError(f"{program} failed:\n{done.stdout}{done.stderr}{self.tail()}")
         return done
 
     def create(self) -> None:
@@ -123,22 +142,22 @@ class ThrowawayPostgres:
                 if parent == Path("/"):
                     break
                 parent.chmod(parent.stat().st_mode | 0o111)
-        self._run(
-            "initdb", "-D", str(self.directory / "data"), "-U", self.superuser,
-            "--auth=trust", "--encoding=UTF8", "--no-sync",
-        )  # fmt: skip
+        self.run("initdb", "-D", str(self.data), "-A", "trust", "-U", self.superuser,
+                 "-E", "UTF8", "--no-sync", "--no-instructions")  # fmt: skip
         self.start()
 
     def start(self) -> None:
-        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.directory}"
-        self._run(
-            "pg_ctl", "-D", str(self.directory / "data"), "-o", options,
-            "-l", str(self.directory / "postgres.log"), "-w", "-t", "60", "start",
-        )  # fmt: skip
+        """Start the server and wait until it takes connections."""
+        options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
+        self.run("pg_ctl", "start", "-w", "-t", "90", "-D", str(self.data), "-l", str(self.log),
+                 "-o", options + SERVER_OPTIONS)  # fmt: skip
 
-    def stop(self, mode: str = "fast") -> None:
-        """Stop the server: `fast` ends every session at once, as a restart does."""
-        self._run("pg_ctl", "-D", str(self.directory / "data"), "-m", mode, "-w", "stop")
+    def stop(self) -> None:
+        """Stop the server at once: sessions are cut off, as in a restart or a failover."""
+        self.run("pg_ctl", "stop", "-w", "-t", "90", "-m", "fast", "-D", str(self.data))
+
+    def create_database(self, name: str) -> None:
+        self.run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", self.superuser, name)
 
     def answers(self) -> bool:
         import psycopg
@@ -149,17 +168,20 @@ class ThrowawayPostgres:
         except psycopg.Error:
             return False
 
+    def tail(self, last: int = 2000) -> str:
+        """Return the end of the server's log (for error messages)."""
+        try:
+            return self.log.read_text(errors="replace")[-last:]
+        except OSError:
+            return ""
+
     def destroy(self) -> None:
         """Stop it at once and delete its files."""
-        data = self.directory / "data"
-        if data.exists():
-            self._run("pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop", check=False)
-            pid_file = data / "postmaster.pid"
-            if pid_file.exists():  # pg_ctl failed: do not leave a server behind
-                with contextlib.suppress(ValueError, ProcessLookupError):
-                    os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
+        if (self.data / "postmaster.pid").exists():
+            self.run("pg_ctl", "stop", "-m", "immediate", "-D", str(self.data), check=False)
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _major_version(path: str) -> int:
-    return int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0
+    version = Path(path).parts[-3]
+    return int(version) if version.isdigit() else 0
