@@ -16,13 +16,18 @@ Redis answers again, trying it again after 1, 2, 4... (at most REDIS_RETRY_CAP) 
   is kept in the database (ops.cache_fallback), with add and incr as atomic there as on Redis,
   so limits still hold.
 
-Once Redis answers, the keys this process wrote meanwhile are put right there: a copy is deleted
-(it may be older than the database), a kept key is moved back to Redis with the time it has
-left. Then the process goes on with Redis, and logs that once.
+Once Redis answers, what was written meanwhile is put right there: the copies this process
+wrote are deleted from Redis (they may be older than the database), and every key the database
+kept is claimed (by one process only) and moved back with the time it has left: a count is
+added to whatever Redis counted meanwhile, a lock or other value replaces Redis's, a key
+deleted meanwhile (a lock lifted) is deleted. Then the process goes on with Redis, and logs that
+once. A process that is still without Redis for a few seconds after another came back keeps
+writing to the database; its rows are moved when it comes back in turn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -36,7 +41,7 @@ from django.core.cache.backends.redis import RedisCacheClient
 from prometheus_client import Counter, Gauge
 from redis.exceptions import RedisError
 
-from ops.cache_fallback import NEVER, DatabaseFallbackCache
+from ops.cache_fallback import NEVER, TOMBSTONE, DatabaseFallbackCache
 
 logger = logging.getLogger(__name__)
 
@@ -180,29 +185,48 @@ class RedisCache(DjangoRedisCache):
         return True
 
     def _recover(self) -> None:
-        """Put right in Redis what this process wrote without it; never fail the caller."""
-        touched = self._outage.take_touched()
-        if not touched:
-            return
-        try:
-            for start in range(0, len(touched), RECOVERY_BATCH):
-                self._put_right(touched[start : start + RECOVERY_BATCH])
-        except RedisError as error:  # gone again: what is left expires on its own
-            self._outage.begin(error)
-        except Exception as error:  # the database: the kept keys expire there on their own
-            logger.warning("Cache keys not moved back to Redis (%s)", type(error).__name__)
+        """Put right in Redis what was written without it; never fail the caller.
 
-    def _put_right(self, keys: list[str]) -> None:
-        """Delete copies from Redis; move kept keys back with the time they have left."""
-        kept = [key for key in keys if not self._is_copy(key)]
-        entries = self._fallback.entries(kept)
-        now = time.time()
-        gone = [key for key in keys if key not in entries]
-        if gone:
-            super().delete_many(gone)
-        for key, (value, expires) in entries.items():
-            super().set(key, value, None if expires >= NEVER else max(1, int(expires - now)))
-        self._fallback.delete_many(kept)
+        The copies this process wrote go (they may be older than the database). Every row the
+        database kept, whoever wrote it, is claimed and moved: counts are added to what Redis
+        counts meanwhile, other values replace Redis's, tombstones delete.
+        """
+        touched = self._outage.take_touched()
+        if touched is None:
+            return
+        moved = 0
+        try:
+            copies = [key for key in touched if self._is_copy(key)]
+            for start in range(0, len(copies), RECOVERY_BATCH):
+                super().delete_many(copies[start : start + RECOVERY_BATCH])
+            while True:
+                claimed, rows = self._fallback.claim(RECOVERY_BATCH)
+                for key, value, expires in rows:
+                    self._move_back(key, value, expires)
+                moved += len(rows)
+                if claimed < RECOVERY_BATCH:
+                    break
+        except RedisError as error:  # gone again: what is left is moved next time
+            self._outage.begin(error)
+        except Exception as error:  # the database: its rows are moved at the next recovery
+            logger.warning("Cache keys not moved back to Redis (%s)", type(error).__name__)
+        if moved:
+            logger.info("Moved %d cache keys kept in the database back to Redis", moved)
+
+    def _move_back(self, key: str, value: Any, expires: float) -> None:
+        """Write one claimed row to Redis under its whole key, with the time it has left."""
+        if key.startswith("sha256:"):
+            return  # a key too long for the table, kept under its digest: let it go
+        client = self._cache
+        if value is TOMBSTONE:
+            client.delete(key)
+            return
+        left = None if expires >= NEVER else max(1, int(expires - time.time()))
+        if type(value) is not int:
+            client.set(key, value, left)
+        elif not client.add(key, value, left):
+            with contextlib.suppress(ValueError):  # expired in Redis meanwhile: let it go
+                client.incr(key, value)  # counted on Redis meanwhile too: both counts hold
 
     # Django's cache API: each call on Redis, or without it meanwhile.
 

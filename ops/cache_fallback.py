@@ -5,6 +5,11 @@ INSERT ... ON CONFLICT that only replaces an expired row, incr an UPDATE ... RET
 sign-in throttle's limits hold across processes during an outage as they do on Redis. (Django's
 DatabaseCache reads then writes: simultaneous sign-ins would pass a limit there.) Each runs in
 a savepoint, so that a failing statement never breaks a transaction around it.
+
+A key deleted during the outage leaves a tombstone (a row with neither value nor number), so
+that the deletion reaches Redis too when it returns (a lock lifted meanwhile stays lifted);
+everything reads a tombstone as no key. `claim` takes rows away for good (DELETE ...
+RETURNING), so that of several processes coming back to Redis each row is moved by one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ TABLE = "ops_cache_fallback"
 KEY_LENGTH = 255
 # Kept "for ever" (timeout None): far beyond any row's life.
 NEVER = 1e13
+# A tombstone waits this long for Redis to come back (then the housekeeping sweep takes it).
+TOMBSTONE_SECONDS = 24 * 3600
+# What claim() returns for a key deleted during the outage.
+TOMBSTONE = object()
+# A row that holds a value: not a tombstone.
+LIVE = "(value IS NOT NULL OR number IS NOT NULL)"
 
 
 def _stored(value: Any) -> tuple[bytes | None, int | None]:
@@ -64,7 +75,7 @@ class DatabaseFallbackCache(BaseCache):
             "INSERT INTO {table} (cache_key, value, number, expires) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (cache_key) DO UPDATE SET value = EXCLUDED.value, "
             "number = EXCLUDED.number, expires = EXCLUDED.expires "
-            "WHERE {table}.expires <= %s",
+            "WHERE {table}.expires <= %s OR ({table}.value IS NULL AND {table}.number IS NULL)",
             [self._db_key(key, version), stored, number, self._expires(timeout), time.time()],
         )
         return count == 1
@@ -95,23 +106,10 @@ class DatabaseFallbackCache(BaseCache):
         marks = ", ".join(["%s"] * len(db_keys))
         rows, _ = self._run(
             f"SELECT cache_key, value, number FROM {{table}} WHERE cache_key IN ({marks}) "  # noqa: S608 (placeholders)
-            "AND expires > %s",
+            f"AND expires > %s AND {LIVE}",
             [*db_keys, time.time()],
         )
         return {db_keys[db_key]: _loaded(value, number) for db_key, value, number in rows}
-
-    def entries(self, keys, version=None) -> dict[str, tuple[Any, float]]:
-        """Return each live key's value and when it expires (seconds since the epoch)."""
-        db_keys = {self._db_key(key, version): key for key in keys}
-        if not db_keys:
-            return {}
-        marks = ", ".join(["%s"] * len(db_keys))
-        rows, _ = self._run(
-            f"SELECT cache_key, value, number, expires FROM {{table}} "  # noqa: S608 (placeholders)
-            f"WHERE cache_key IN ({marks}) AND expires > %s",
-            [*db_keys, time.time()],
-        )
-        return {db_keys[k]: (_loaded(value, number), expires) for k, value, number, expires in rows}
 
     def has_key(self, key, version=None) -> bool:
         return key in self.get_many([key], version)
@@ -128,23 +126,51 @@ class DatabaseFallbackCache(BaseCache):
 
     def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None) -> bool:
         _, count = self._run(
-            "UPDATE {table} SET expires = %s WHERE cache_key = %s AND expires > %s",
+            f"UPDATE {{table}} SET expires = %s "  # noqa: S608 (no input in it)
+            f"WHERE cache_key = %s AND expires > %s AND {LIVE}",
             [self._expires(timeout), self._db_key(key, version), time.time()],
         )
         return count == 1
 
     def delete(self, key, version=None) -> bool:
-        _, count = self._run(
-            "DELETE FROM {table} WHERE cache_key = %s", [self._db_key(key, version)]
-        )
-        return count == 1
+        """Delete a key, leaving a tombstone for Redis; return whether it held a value."""
+        existed = self.has_key(key, version)
+        self.delete_many([key], version)
+        return existed
 
     def delete_many(self, keys, version=None) -> None:
-        db_keys = [self._db_key(key, version) for key in keys]
-        if db_keys:
-            marks = ", ".join(["%s"] * len(db_keys))
-            sql = f"DELETE FROM {{table}} WHERE cache_key IN ({marks})"  # noqa: S608 (placeholders)
-            self._run(sql, db_keys)
+        expires = time.time() + TOMBSTONE_SECONDS
+        for key in keys:
+            self._run(
+                "INSERT INTO {table} (cache_key, value, number, expires) "
+                "VALUES (%s, NULL, NULL, %s) ON CONFLICT (cache_key) DO UPDATE "
+                "SET value = NULL, number = NULL, expires = EXCLUDED.expires",
+                [self._db_key(key, version), expires],
+            )
+
+    def claim(self, batch: int) -> tuple[int, list[tuple[str, Any, float]]]:
+        """Take up to `batch` rows away for good; return how many, and the live ones.
+
+        Each live row is (key, value, expires): the whole key (prefix and version made), as
+        Redis holds it, and TOMBSTONE for a key deleted meanwhile. Expired rows only go.
+        """
+        rows, _ = self._run(
+            "DELETE FROM {table} WHERE cache_key IN "
+            "(SELECT cache_key FROM {table} LIMIT %s) "
+            "RETURNING cache_key, value, number, expires",
+            [batch],
+        )
+        now = time.time()
+        live = [
+            (
+                key,
+                TOMBSTONE if value is None and number is None else _loaded(value, number),
+                expires,
+            )
+            for key, value, number, expires in rows
+            if expires > now
+        ]
+        return len(rows), live
 
     def clear(self) -> None:
         self._run("DELETE FROM {table}", [])
