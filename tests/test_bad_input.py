@@ -57,6 +57,35 @@ def test_a_form_in_a_charset_the_portal_cannot_read_is_a_clear_400_in_the_log(ch
     assert (line["method"], line["route"], line["status"]) == ("POST", "/accounts/login/", 400)
 
 
+@pytest.mark.parametrize("parameter", ["charset*=utf-8''%00", "charset*=bogus''%41"])
+def test_a_content_type_django_cannot_parse_is_the_same_clear_400_not_a_bare_500(parameter):
+    """Django raises on such a header while making the request: the server's own WSGI app."""
+    import io
+    from wsgiref.util import setup_testing_defaults
+
+    from portal.wsgi import application
+
+    body = b"username=someone&password=wrong"
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/accounts/login/",
+        "CONTENT_TYPE": f"{FORM}; {parameter}",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
+    setup_testing_defaults(environ)
+    environ["SERVER_NAME"] = environ["HTTP_HOST"] = "testserver"
+    started = []
+
+    with console_output() as output:
+        page = b"".join(application(environ, lambda status, headers: started.append(status)))
+
+    assert started == ["400 Bad Request"]
+    assert b"<h1>The portal could not read this request</h1>" in page
+    line = output.lines_of("portal.requests")[-1]
+    assert (line["method"], line["route"], line["status"]) == ("POST", "/accounts/login/", 400)
+
+
 def test_a_form_labelled_with_another_name_of_utf_8_is_read_as_utf_8():
     client = Client(enforce_csrf_checks=True)
     client.get("/accounts/login/")
