@@ -43,7 +43,7 @@ from learners.registration import (
     upstream_register,
 )
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
-from ops.database import DATABASE_TROUBLE, database_started_at, write_when_database_returns
+from ops.database import DATABASE_TROUBLE, database_back_since, write_when_database_returns
 from partner_api import PartnerApiClient, PartnerApiError
 
 logger = logging.getLogger(__name__)
@@ -318,17 +318,17 @@ def rows_abandon_left_sending(job_id: int, *, claimed_before: datetime) -> int:
     """Fail the rows claimed before then and still sending: their worker died; never resend.
 
     The service may have registered them, so they are failed as of unknown outcome. Returns
-    how many. A database that restarted since then gives none: a worker holding a row's answer
-    through the restart (ops.database) writes it within seconds of the restart, so rows are
-    counted from it.
+    how many. A database that came back since then (restarted, or seen by this sweep to stop
+    answering and answer again) gives none: a worker holding a row's answer through the outage
+    (ops.database) writes it within seconds of its end, so rows are counted from it.
     """
     left = list(
         ImportRow.objects.filter(
             job_id=job_id, state=ImportRow.State.SENDING, claimed_at__lt=claimed_before
         ).values_list("pk", "learner_id")
     )
-    restarted = database_started_at() if left else None
-    if restarted is not None and restarted >= claimed_before:
+    back = database_back_since() if left else None
+    if back is not None and back >= claimed_before:
         return 0
     abandoned = 0
     for row_id, learner_id in left:

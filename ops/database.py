@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class _Outage:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.since: float | None = None
+        # When this process last saw the database answer again (wall clock), or None.
+        self.last_ended: datetime | None = None
 
     def began(self, error: BaseException, meanwhile: str) -> None:
         """Note that the database stopped answering, and what happens meanwhile; log it once."""
@@ -57,6 +60,7 @@ class _Outage:
             if self.since is None:
                 return
             seconds, self.since = time.monotonic() - self.since, None
+            self.last_ended = timezone.now()
         logger.warning("The database answers again, after %.0f s.", seconds)
 
 
@@ -153,13 +157,17 @@ def write_when_database_returns(write: Callable[[], T], *, what: str) -> T:
         return written
 
 
-def database_started_at() -> datetime | None:
-    """Return when the PostgreSQL server last started; None on another database."""
-    if connection.vendor != "postgresql":
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_postmaster_start_time()")
-        return cursor.fetchone()[0]
+def database_back_since() -> datetime | None:
+    """Return when the database last came back: the later of the PostgreSQL server's start
+    and the end of the last outage this process saw (a failover or a network cut leaves the
+    server's start as it was); None if neither is known (SQLite, and no outage seen)."""
+    started = None
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_postmaster_start_time()")
+            started = cursor.fetchone()[0]
+    known = [moment for moment in (started, outage.last_ended) if moment is not None]
+    return max(known) if known else None
 
 
 # ---- The page while the database is away

@@ -6,6 +6,7 @@ from django.core.cache import cache
 
 from assessments import page_markup
 from learners.models import Learner
+from ops.database import outage
 from partner_api.calls import (
     add_call_listener,
     add_circuit_listener,
@@ -57,6 +58,12 @@ def fresh_cache():
     page_markup.RECENT_RESULTS.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def database_never_went_away():
+    """No test inherits another's database outage (ops.database: when it was last seen back)."""
+    outage.since = outage.last_ended = None
 
 
 @pytest.fixture(autouse=True)

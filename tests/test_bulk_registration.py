@@ -474,6 +474,27 @@ def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream,
 
 @pytest.mark.backend
 @pytest.mark.django_db(transaction=True)
+def test_a_row_silent_through_a_database_outage_the_sweep_saw_is_not_given_up(staff, settings):
+    """Its worker may hold the upstream's answer, to be written within seconds (ops.database)."""
+    from imports.rows import rows_abandon_left_sending
+    from ops.database import outage
+
+    job = checked_file(staff, 2)
+    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_STALLED_AFTER + 1)
+    row = job.rows.order_by("row_number").first()
+    ImportRow.objects.filter(pk=row.pk).update(state=ImportRow.State.SENDING, claimed_at=long_ago)
+    outage.last_ended = timezone.now()  # this process just saw the database come back
+
+    assert rows_abandon_left_sending(job.pk, claimed_before=long_ago + timedelta(seconds=1)) == 0
+    row.refresh_from_db()
+    assert row.state == ImportRow.State.SENDING
+
+    outage.last_ended = None  # and with no outage seen, the silent row is given up
+    assert rows_abandon_left_sending(job.pk, claimed_before=long_ago + timedelta(seconds=1)) == 1
+    row.refresh_from_db()
+    assert row.state == ImportRow.State.FAILED and row.reason == OUTCOME_UNKNOWN
+
+
 def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings):
     job = checked_file(staff, 4)
     # A worker claimed row 2 and sent it (the service registered it), then died with the
