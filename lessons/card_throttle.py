@@ -5,7 +5,8 @@ must never stop the other cards there. So a refused card is counted, over LOGIN_
 seconds, in each scope it has, and a scope at its limit is locked for LOGIN_LOCKOUT_DURATION:
 
 - the device, by the signed cookie the card page gives every browser (`card_device`):
-  CARD_REFUSAL_LIMIT_PER_DEVICE. A locked device is refused every card, valid or not.
+  CARD_REFUSAL_LIMIT_PER_DEVICE, counting codes that name no card (and a locked card's). A
+  locked device is refused every card, valid or not.
 - the card, when the code or QR secret names a current card (refused because no window of its
   pupil's is open, the address is outside the school's networks, or it is live on another
   device): CARD_REFUSAL_LIMIT_PER_CARD. A locked card is refused on every device. A card is
@@ -19,7 +20,9 @@ seconds, in each scope it has, and a scope at its limit is locked for LOGIN_LOCK
   refusing devices that never signed in would stop a pupil on a new tablet.)
 
 A script that keeps its cookies is held to the device limit per cookie, and each new cookie
-costs it a visit to the card page (cookies are signed, so it cannot make its own). That stops
+costs it a visit to the card page (cookies are signed, so it cannot make its own); an address
+is given at most CARD_NEW_DEVICES_PER_IP new cookies a window, and then falls under its
+address limit. That stops
 no determined guesser by itself; what does is the code: 10 symbols of 21 (44 bits), working
 only in an open lesson window and, when the partner lists them, from the school's networks.
 At a thousand guesses a second for a day, with a thousand windows open all day, the chance of
@@ -105,14 +108,32 @@ def card_locked(card: SignInCard) -> bool:
 def card_refusal_count(attempt: CardAttempt, card: SignInCard | None = None) -> None:
     """Count a refused card in each of its scopes; lock each that reaches its limit.
 
-    `card` is the current card the code named, if any, and not itself locked.
+    `card` is the current card the code named, if any, and not itself locked: its refusal
+    (no window open yet, outside the school's networks, live on another device) counts
+    against the card and the address, never the device, so a class scanning a shared tablet
+    before the lesson opens cannot lock the tablet. Without a card (a code that names none, or
+    a locked card's), the device and the address count it.
     """
-    scopes = [attempt.address_scope(), attempt.device_scope(), card and card_scope(card)]
+    if card is not None:
+        scopes = [attempt.address_scope(), card_scope(card)]
+    else:
+        scopes = [attempt.address_scope(), attempt.device_scope()]
     for scope in filter(None, scopes):
         count = count_up(scope.count_key, window=settings.LOGIN_FAILURE_WINDOW)
         # Device-carrying refusals still count while the address is locked: lock it once.
         if count >= scope.limit and not cache.get(scope.lock_key):
             _lock(scope, count, attempt, card)
+
+
+def device_cookie_may_be_given(address: str | None) -> bool:
+    """Count a new device cookie given at an address; False past CARD_NEW_DEVICES_PER_IP.
+
+    Each cookie is a device's allowance of refusals: a script fetching a fresh one between
+    batches of guesses would otherwise escape every limit. Past this many new devices in a
+    window, an address's new browsers get none and fall under its address limit.
+    """
+    scope = Scope("card_new_device", _ref(address or "unknown"), "CARD_NEW_DEVICES_PER_IP")
+    return count_up(scope.count_key, window=settings.LOGIN_FAILURE_WINDOW) <= scope.limit
 
 
 def card_refusals_forget(attempt: CardAttempt, card: SignInCard) -> None:

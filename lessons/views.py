@@ -34,6 +34,7 @@ from lessons.card_throttle import (
     DEVICE_COOKIE_MAX_AGE,
     DEVICE_COOKIE_SALT,
     CardAttempt,
+    device_cookie_may_be_given,
     device_id_new,
 )
 from lessons.devices import device_description
@@ -129,7 +130,7 @@ def _sign_in(request: HttpRequest, check: CardCheck) -> HttpResponse:
 def _card_page(request: HttpRequest, form: CardCodeForm, **notes: bool) -> HttpResponse:
     """Show the card page; a browser without a device cookie is given one."""
     response = render(request, "lessons/card.html", {"form": form, **notes})
-    if _device_id(request) is None:
+    if _device_id(request) is None and device_cookie_may_be_given(client_address(request)):
         response.set_signed_cookie(
             DEVICE_COOKIE,
             device_id_new(),

@@ -178,6 +178,9 @@ LOGIN_LOCKOUT_DURATION = env.int("LOGIN_LOCKOUT_DURATION", default=15 * 60)
 CARD_REFUSAL_LIMIT_PER_DEVICE = env.int("CARD_REFUSAL_LIMIT_PER_DEVICE", default=20)
 CARD_REFUSAL_LIMIT_PER_CARD = env.int("CARD_REFUSAL_LIMIT_PER_CARD", default=20)
 CARD_REFUSAL_LIMIT_PER_IP = env.int("CARD_REFUSAL_LIMIT_PER_IP", default=2000)
+# New device cookies one address is given per LOGIN_FAILURE_WINDOW (a school's devices keep
+# theirs for a year): each is a device's allowance of refused codes.
+CARD_NEW_DEVICES_PER_IP = env.int("CARD_NEW_DEVICES_PER_IP", default=500)
 # Shared state (issue 17): the throttle counts, the circuit breaker, the upstream-health
 # banner, the signed-in user and sessions live in the cache. The default (memory of one
 # process) suits development and a single process; with several processes or servers set a

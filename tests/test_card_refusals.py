@@ -218,3 +218,31 @@ def test_a_password_reset_leaves_the_pupils_card_lock_in_place(class_3a, teacher
     assert SignInLock.objects.current().get().kind == "card"
     assert refused(try_code(tablet(), amy.code), ASK, 403)
     assert signs_in(tablet(), cards[1].code)
+
+
+def test_a_class_scanning_real_cards_before_the_lesson_opens_never_locks_the_tablet(
+    class_3a, teacher, cards
+):
+    shared = tablet()
+    # All thirty pupils try their own card before the teacher opens sign-in: each is refused.
+    assert all(refused(try_code(shared, card.code), ASK, 403) for card in cards)
+    window_open(group=class_3a, minutes=30, opened_by=teacher, address=SCHOOL)
+
+    # Each card was refused once (far from its limit) and the tablet counted none of them.
+    assert signs_in(shared, cards[0].code)
+    assert not SignInLock.objects.exists()
+
+
+def test_an_address_gets_only_so_many_new_device_cookies_then_falls_under_its_limit(
+    settings, cards, lesson
+):
+    settings.CARD_NEW_DEVICES_PER_IP = 3
+    for _ in range(3):
+        tablet()  # each new browser gets its device cookie
+
+    fresh = script()
+    page = fresh.get("/card/")
+
+    assert page.status_code == 200 and "Sign in with your card" in page.content.decode()
+    assert DEVICE_COOKIE not in fresh.cookies  # a script fetching cookie after cookie stops here
+    assert signs_in(tablet(address="192.0.2.80"), cards[0].code)  # another school's devices
