@@ -12,6 +12,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,9 +138,11 @@ class ThrowawayPostgres:
         self.directory.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             shutil.chown(self.directory, "postgres", "postgres")
-            # The postgres user must reach its directory through a private (mkdtemp) parent.
-            for parent in self.directory.parents:
-                if parent == Path("/"):
+            # The postgres user must reach its directory through a private (mkdtemp) parent:
+            # only those under the temporary directory are opened, for passing through only.
+            temporary = Path(tempfile.gettempdir()).resolve()
+            for parent in self.directory.resolve().parents:
+                if parent == temporary or temporary not in parent.parents:
                     break
                 parent.chmod(parent.stat().st_mode | 0o111)
         self.run("initdb", "-D", str(self.data), "-A", "trust", "-U", self.superuser,

@@ -192,7 +192,9 @@ def pids(tmp_path: Path, name: str) -> list[int]:
 def test_the_launcher_starts_a_dead_process_again_and_leaves_the_others_running(tmp_path):
     launcher = launched(tmp_path, {"steady": STEADY, "fragile": FAILS_ONCE}, restart_pause=0.1)
     deadline = time.monotonic() + 60
-    while len(pids(tmp_path, "fragile")) < 2 and time.monotonic() < deadline:
+    while (
+        len(pids(tmp_path, "fragile")) < 2 or not pids(tmp_path, "steady")
+    ) and time.monotonic() < deadline:
         time.sleep(0.05)
     (steady,) = pids(tmp_path, "steady")
     first, second = pids(tmp_path, "fragile")
