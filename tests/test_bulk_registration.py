@@ -472,8 +472,6 @@ def test_an_upstream_going_down_mid_job_fails_rows_with_reasons(staff, upstream,
     assert "Rows that failed" in page and "could not be reached or did not answer" in page
 
 
-@pytest.mark.backend
-@pytest.mark.django_db(transaction=True)
 def test_a_row_silent_through_a_database_outage_the_sweep_saw_is_not_given_up(staff, settings):
     """Its worker may hold the upstream's answer, to be written within seconds (ops.database)."""
     from imports.rows import rows_abandon_left_sending
@@ -495,6 +493,8 @@ def test_a_row_silent_through_a_database_outage_the_sweep_saw_is_not_given_up(st
     assert row.state == ImportRow.State.FAILED and row.reason == OUTCOME_UNKNOWN
 
 
+@pytest.mark.backend
+@pytest.mark.django_db(transaction=True)
 def test_a_resumed_job_never_sends_a_row_left_sending(staff, upstream, settings):
     job = checked_file(staff, 4)
     # A worker claimed row 2 and sent it (the service registered it), then died with the
