@@ -55,9 +55,9 @@ DEGRADED = Gauge(
     "1 while a process answers cache calls without Redis (the most of any process), else 0.",
     multiprocess_mode="livemax",
 )
-# Keys written during an outage, put right in Redis when it returns; beyond this many the
-# oldest are left to expire (a copy lives at most ROW_CACHE_SECONDS).
-TOUCHED_LIMIT = 10_000
+# Copies written or dropped during an outage, deleted from Redis when it returns; beyond this
+# many the rest are left to expire (a copy lives at most ROW_CACHE_SECONDS).
+STALE_COPIES_LIMIT = 10_000
 RECOVERY_BATCH = 500
 
 
@@ -82,7 +82,7 @@ class _Outage:
         self.since: float | None = None
         self.retry_at = 0.0
         self.failures = 0
-        self.touched: dict[str, None] = {}  # raw keys, in the order first written
+        self.stale_copies: dict[str, None] = {}  # raw keys, in the order first written
 
     def skip_redis(self) -> bool:
         return self.since is not None and time.monotonic() < self.retry_at
@@ -102,24 +102,25 @@ class _Outage:
                     type(error).__name__,
                 )
 
-    def touch(self, keys) -> None:
+    def note_stale(self, copies: list[str]) -> None:
+        """Remember copies Redis may hold older than the database, to delete there later."""
         with self.lock:
-            for key in keys:
-                if len(self.touched) >= TOUCHED_LIMIT:
+            for key in copies:
+                if len(self.stale_copies) >= STALE_COPIES_LIMIT:
                     break
-                self.touched[key] = None
+                self.stale_copies[key] = None
 
-    def take_touched(self) -> list[str] | None:
-        """End the outage; return the keys to put right, or None if another thread ended it."""
+    def end(self) -> list[str] | None:
+        """End the outage; return the stale copies, or None if another thread ended it."""
         with self.lock:
             if self.since is None:
                 return None
             lasted = time.monotonic() - self.since
             self.since, self.failures = None, 0
-            touched, self.touched = list(self.touched), {}
+            stale, self.stale_copies = list(self.stale_copies), {}
         DEGRADED.set(0)
         logger.warning("Redis answers again after %.0f s: the cache is back on Redis", lasted)
-        return touched
+        return stale
 
 
 _OUTAGES: dict[str, _Outage] = {}
@@ -163,9 +164,9 @@ class RedisCache(DjangoRedisCache):
             except RedisError as error:
                 self._outage.begin(error)
         FALLBACKS.labels(operation).inc()
-        if operation not in ("get", "get_many", "has_key"):
-            self._outage.touch(keys)
         own = [key for key in keys if not self._is_copy(key)]
+        if operation not in ("get", "get_many", "has_key") and len(own) < len(keys):
+            self._outage.note_stale([key for key in keys if self._is_copy(key)])
         if own or not keys:
             return kept(own)
         if isinstance(missing, Exception):
@@ -191,12 +192,11 @@ class RedisCache(DjangoRedisCache):
         database kept, whoever wrote it, is claimed and moved: counts are added to what Redis
         counts meanwhile, other values replace Redis's, tombstones delete.
         """
-        touched = self._outage.take_touched()
-        if touched is None:
+        copies = self._outage.end()
+        if copies is None:
             return
         moved = 0
         try:
-            copies = [key for key in touched if self._is_copy(key)]
             for start in range(0, len(copies), RECOVERY_BATCH):
                 super().delete_many(copies[start : start + RECOVERY_BATCH])
             while True:
