@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
+from django.db.models import prefetch_related_objects
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.sign_in_throttle import THROTTLED, SignInThrottle, sign_in_input_too_long
@@ -92,13 +93,17 @@ class CaseInsensitiveModelBackend(ModelBackend):
 
 
 def _load_user(user_id):
-    """Load a user with their Learner and staff profile in one query; None if there is none."""
-    return (
+    """Load a user with their Learner and staff profile (and staff's school roles); None if none."""
+    user = (
         get_user_model()
         ._default_manager.select_related("learner", "staff_profile")
         .filter(pk=user_id)
         .first()
     )
+    if user is not None and getattr(user, "learner", None) is None:
+        # A member of staff's roles by school, kept with the cached copy (a learner has none).
+        prefetch_related_objects([user], "school_roles")
+    return user
 
 
 def account_for(username: str):

@@ -14,21 +14,56 @@ class StaffRole(models.TextChoices):
     HEAD_OF_YEAR = "head_of_year", gettext_lazy("Head of Year (pastoral lead)")
     DSL = "dsl", gettext_lazy("Designated safeguarding lead")
     DEPUTY_DSL = "deputy_dsl", gettext_lazy("Deputy safeguarding lead")
+    # Above the schools: a trust's (a district's, an authority's) own people.
+    TRUST_ADMIN = "trust_admin", gettext_lazy("Trust admin")
+    TRUST_SAFEGUARDING_LEAD = (
+        "trust_safeguarding_lead",
+        gettext_lazy("Trust safeguarding lead"),
+    )
+    TRUST_VIEWER = "trust_viewer", gettext_lazy("Trust viewer (figures only)")
+
+
+# The roles held in one school (SchoolRole) and the roles held above every school.
+TRUST_ROLES = (StaffRole.TRUST_ADMIN, StaffRole.TRUST_SAFEGUARDING_LEAD, StaffRole.TRUST_VIEWER)
+SCHOOL_ROLE_CHOICES = [
+    (value, label) for value, label in StaffRole.choices if value not in TRUST_ROLES
+]
+TRUST_ROLE_CHOICES = [(value, label) for value, label in StaffRole.choices if value in TRUST_ROLES]
 
 
 class StaffProfile(models.Model):
-    """A member of staff's role; which groups they work with is kept on the groups."""
+    """A member of staff: their trust role if any; their roles in schools are SchoolRoles."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_profile"
     )
-    role = models.CharField(max_length=20, choices=StaffRole.choices)
+    # A trust role, or empty: a school's member of staff holds their roles in SchoolRole.
+    role = models.CharField(max_length=30, choices=TRUST_ROLE_CHOICES, blank=True, default="")
 
     class Meta:
         db_table = "portal_staffprofile"  # the table it had before it moved here
 
     def __str__(self) -> str:
-        return f"{self.user}: {self.get_role_display()}"
+        return f"{self.user}: {self.get_role_display() or 'school staff'}"
+
+
+class SchoolRole(models.Model):
+    """A member of staff's role in one school (a teacher in one, a head of year in another)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="school_roles"
+    )
+    school = models.ForeignKey("schools.School", on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=20, choices=SCHOOL_ROLE_CHOICES)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "school"], name="one_role_per_school"),
+        ]
+        indexes = [models.Index(fields=["school", "role"], name="school_role_school_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_role_display()} at {self.school_id}"
 
 
 class SignInLockQuerySet(models.QuerySet):
@@ -58,6 +93,10 @@ class SignInLock(models.Model):
         )
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
+    # The school of the locked account or card; none for a lock on an address alone.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,

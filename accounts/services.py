@@ -7,12 +7,41 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.access import learner_account
-from accounts.models import SignInLock
+from accounts.models import TRUST_ROLES, SchoolRole, SignInLock, StaffProfile
 from accounts.sign_in_throttle import sign_in_lock_clear
+from accounts.user_cache import forget_cached_user
 from audit.models import AuditEvent
 from audit.services import audit_record
+from schools.models import default_school_id
 
 logger = logging.getLogger(__name__)
+
+
+def staff_role_set(
+    *, user: AbstractBaseUser, role: str, school_id: int | None = None
+) -> str | None:
+    """Give an account a role: a trust role above the schools, else a role in one school.
+
+    The school worked in when none is named (schools.context), else the partner's first.
+    Returns the role it held there before (None if none). The caller audits.
+    """
+    profile, _created = StaffProfile.objects.get_or_create(user=user)
+    if role in TRUST_ROLES:
+        before = profile.role or None
+        if profile.role != role:
+            profile.role = role
+            profile.save(update_fields=["role"])
+        return before
+    if school_id is None:
+        school_id = default_school_id()
+    held = SchoolRole.objects.filter(user=user, school_id=school_id).first()
+    if held is None:
+        SchoolRole.objects.create(user=user, school_id=school_id, role=role)
+        return None
+    if held.role != role:
+        SchoolRole.objects.filter(pk=held.pk).update(role=role)
+        forget_cached_user(user.pk)
+    return held.role
 
 
 def sign_in_lock_lift(*, lock: SignInLock, actor: AbstractBaseUser, address: str | None) -> bool:

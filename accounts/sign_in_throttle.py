@@ -48,6 +48,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from accounts.access import learner_account, working_school
 from accounts.models import SignInLock
 from accounts.signals import sign_in_lock_set
 from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
@@ -207,6 +208,16 @@ def _lock_key(scope_ref: str) -> str:
     return f"signin:lock:{scope_ref}"
 
 
+def lock_school(user: AbstractBaseUser | None) -> int | None:
+    """Return the school of a locked account: a learner's own, a member of staff's first."""
+    if user is None:
+        return None  # a lock on an address alone concerns no one school
+    learner = learner_account(user)
+    if learner is not None:
+        return learner.school_id
+    return working_school(user)
+
+
 def sign_in_lock_record(
     scope: Scope,
     *,
@@ -221,6 +232,7 @@ def sign_in_lock_record(
     if not renewed.update(locked_until=until):
         SignInLock.objects.create(
             kind=scope.kind,
+            school_id=lock_school(user),
             user=user,
             address=address,
             device=device[:80],

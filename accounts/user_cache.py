@@ -3,9 +3,9 @@
 Every signed-in request loads its user (with the Learner and staff profile) to check the
 session's auth hash, is_active and the learner's status: one database query each time. With a
 shared cache (ROW_CACHE_SECONDS > 0) the row comes from the cache instead, and every change
-that those checks read drops it: a save or delete of the User, its Learner or StaffProfile, a
-change of its groups (signals below), and the few queryset updates that bypass signals
-(forget_cached_user, called where they run). The checks themselves run on every request as
+that those checks read drops it: a save or delete of the User, its Learner, StaffProfile or
+SchoolRoles, a change of its groups (signals below), and the few queryset updates that bypass
+signals (forget_cached_user, called where they run). The checks themselves run on every request as
 before, on the cached copy.
 """
 
@@ -63,12 +63,13 @@ def connect_user_cache_signals() -> None:
 
     (The learners app adds its Learner, which this layer does not import.)
     """
-    from accounts.models import StaffProfile
+    from accounts.models import SchoolRole, StaffProfile
 
     user_model = get_user_model()
     post_save.connect(_user_changed, sender=user_model, dispatch_uid="user_cache.user")
     post_delete.connect(_user_changed, sender=user_model, dispatch_uid="user_cache.user.delete")
     forget_user_when_changed(StaffProfile)
+    forget_user_when_changed(SchoolRole)
     m2m_changed.connect(
         _groups_changed, sender=user_model.groups.through, dispatch_uid="user_cache.groups"
     )

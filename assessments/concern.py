@@ -107,8 +107,8 @@ def age_on(dob: date | None, day: date) -> int | None:
 
 def concern_of_result(result, *, partner: PartnerSettings | None = None) -> Concern:
     """Return what of a stored result calls for an alert, the partner's rule on adults applied."""
-    partner = partner or PartnerSettings.current()
     learner = result.attempt.learner
+    partner = partner or PartnerSettings.of(learner.school_id)
     age = age_on(learner.dob, timezone.localdate())
     if partner.adults_without_alerts and age is not None and age >= ADULT_AGE:
         return Concern()

@@ -20,7 +20,7 @@ from django.utils.translation import get_language
 from assessments import page_markup
 from assessments.taking import ResultsSnapshot
 from kit.row_cache import cached_rows, forget_row
-from schools.models import PARTNER_SETTINGS_KEY, PartnerSettings
+from schools.models import PartnerSettings, settings_key
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
@@ -82,10 +82,14 @@ def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
     """Return the learner's results page as the partner wants it read, at their age."""
     # The partner's settings and the learner's group contacts, in one cache round trip.
     contacts_key = _contacts_key(learner.pk)
+    school_key = settings_key(learner.school_id)
     rows = cached_rows(
-        {PARTNER_SETTINGS_KEY: PartnerSettings.load, contacts_key: lambda: _group_contacts(learner)}
+        {
+            school_key: lambda: PartnerSettings.load(learner.school_id),
+            contacts_key: lambda: _group_contacts(learner),
+        }
     )
-    settings = rows[PARTNER_SETTINGS_KEY]
+    settings = rows[school_key]
     wording = wording_for(learner.level)
     has_results = attempt.result_pk is not None
     shown = not settings.hide_results_from_learners

@@ -58,7 +58,7 @@ def attempt_start(*, learner: Learner) -> AssessmentAttempt:
     current = learner.attempts.filter(state__in=AssessmentAttempt.UNFINISHED_STATES).first()
     if current is not None:
         return current
-    if not safeguarding_ready():
+    if not safeguarding_ready(learner.school_id):
         # A result that needs help must reach a named adult: with no DSL to email, no new
         # assessment starts (one already started may still be finished and sent).
         raise AssessmentsNotOpen

@@ -55,7 +55,7 @@ def my_assessments(request: HttpRequest) -> HttpResponse:
             "attempts": attempts,
             "current": current,
             # Nothing new starts until a safeguarding lead can be told (services.attempt_start).
-            "not_open": current is None and not safeguarding_ready(),
+            "not_open": current is None and not safeguarding_ready(request.learner.school_id),
             "finished": finished,
             "latest": finished[0] if finished else None,
             "results_hidden": PartnerSettings.current().hide_results_from_learners,

@@ -54,6 +54,10 @@ class AuditEvent(models.Model):
         RECORDS_EXPIRED = "records_expired", _("Erased records past their retention period")
         LEARNER_CHANGED = "learner_changed", _("Changed a learner's details")
 
+    # The school this belongs to (none for what concerns no one school): pages scope by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

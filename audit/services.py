@@ -3,6 +3,8 @@
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from audit.models import AuditEvent
+from schools.context import working_school_id
+from schools.models import School, several_schools
 
 # Keys that must never reach the audit trail, whatever a caller passes.
 FORBIDDEN_DETAIL_KEYS = frozenset({"password", "api_key", "apikey", "secret", "token"})
@@ -21,7 +23,12 @@ def audit_record(
     if unsafe:
         raise ValueError(f"Audit detail must not hold {sorted(unsafe)}")
     signed_in = actor is not None and actor.is_authenticated
+    # The learner's school, else the school the actor works in (None: every school's).
+    school_id = learner.school_id if learner is not None else working_school_id()
+    if school_id is None and not several_schools():
+        school_id = School.everyone()[0].pk
     return AuditEvent.objects.create(
+        school_id=school_id,
         actor=actor if signed_in else None,
         actor_username=actor.get_username() if signed_in else "",
         action=action,

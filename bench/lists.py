@@ -21,12 +21,13 @@ STAFF_USERNAME = "bench.staff"
 def staff_user() -> AbstractBaseUser:
     """Return the bench's staff member, created if missing."""
     from accounts.access import STAFF_GROUP
-    from accounts.models import StaffProfile, StaffRole
+    from accounts.models import StaffRole
+    from accounts.services import staff_role_set
 
     user, _ = get_user_model().objects.get_or_create(username=STAFF_USERNAME)
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A safeguarding lead sees every learner and result: the lists at their longest.
-    StaffProfile.objects.get_or_create(user=user, defaults={"role": StaffRole.DSL})
+    staff_role_set(user=user, role=StaffRole.DSL)
     return user
 
 

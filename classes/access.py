@@ -4,13 +4,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from accounts.access import sees_whole_school
+from accounts.access import in_working_schools, sees_whole_school
 from classes.models import SchoolGroup
 
 
 def visible_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
     """Return the groups the user sees: every group for whole-school roles, else their own."""
-    groups = SchoolGroup.objects.all()
+    groups = in_working_schools(user, SchoolGroup.objects.all())
     if sees_whole_school(user):
         return groups
     return groups.filter(staff_links__user=user)

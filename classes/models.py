@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from partner_api.levels import Level
+from schools.models import default_school_id
 
 
 def learner_model():
@@ -32,6 +33,10 @@ class SchoolGroup(models.Model):
         TUTOR_GROUP = "tutor", gettext_lazy("Tutor group")
         YEAR_GROUP = "year", gettext_lazy("Year group")
 
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     name = models.CharField(gettext_lazy("name"), max_length=100)
     kind = models.CharField(
         gettext_lazy("kind"), max_length=8, choices=Kind.choices, default=Kind.TEACHING_CLASS

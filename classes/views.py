@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
-from accounts.access import admin_required, is_partner_admin, staff_required
+from accounts.access import admin_required, is_partner_admin, one_school, staff_required
 from accounts.selectors import staff_accounts
 from classes.access import visible_group_or_404
 from classes.forms import GroupForm, LearnerPickForm
@@ -24,6 +24,7 @@ def group_list(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@one_school
 def group_new(request: HttpRequest) -> HttpResponse:
     """Create a group (a teaching class unless another kind is chosen)."""
     form = GroupForm(

@@ -29,6 +29,7 @@ from learners.models import Learner, Level
 # The sandbox is this project's stand-in upstream: its labels are the ones real results carry.
 from sandbox.bank import ASSESSMENT_VERSION, ASSESSMENT_VERSION_DECIMAL, FOCUS_AREAS, LEVELS
 from sandbox.scoring import BALANCED_TRAIT, TRAITS, risk_level
+from schools.models import School
 
 GENERATED_PREFIX = "gen-"
 
@@ -176,9 +177,14 @@ def generate_cohort(
     *,
     batch: int = 5000,
     password: str | None = None,
+    school_ids: Sequence[int] = (),
 ) -> dict:
-    """Generate learners, attempts, results, focus areas and follow-ups locally; return counts."""
+    """Generate learners, attempts, results, focus areas and follow-ups locally; return counts.
+
+    The learners are shared out between `school_ids` in turn (else all in the first school).
+    """
     rng = random.Random(seed)
+    school_ids = list(school_ids) or [School.everyone()[0].pk]
     started = time.monotonic()
     now = timezone.now()
     User = get_user_model()
@@ -199,7 +205,8 @@ def generate_cohort(
                    "first_name", "last_name", "email", "date_joined"]),
         Learner: _TableWriter(
             Learner, ["id", "user_id", "upstream_user_id", "username", "first_name",
-                      "last_name", "email", "dob", "level", "status", "registered_at"]),
+                      "last_name", "email", "dob", "level", "status", "registered_at",
+                      "school_id"]),
         AssessmentAttempt: _TableWriter(
             AssessmentAttempt, ["id", "learner_id", "assessment_id", "assessment_version",
                                 "target_group", "offer_status", "title", "level", "version",
@@ -218,7 +225,8 @@ def generate_cohort(
         FollowUp, FollowUpArea, *_ = follow_ups
         writers[FollowUp] = _TableWriter(
             FollowUp, ["id", "learner_id", "attempt_id", "risk_level", "risk_rank", "status",
-                       "due_date", "created_at", "updated_at", "priority", "source"])  # fmt: skip
+                       "due_date", "created_at", "updated_at", "priority", "source",
+                       "school_id"])  # fmt: skip
         writers[FollowUpArea] = _TableWriter(FollowUpArea, ["id", "follow_up_id", "name"])
 
     totals = dict.fromkeys(writers, 0)
@@ -230,6 +238,7 @@ def generate_cohort(
             rows: dict[type[models.Model], list[tuple]] = {model: [] for model in writers}
             for index in range(chunk_start, min(chunk_start + batch, learners)):
                 learner_id = ids.take(Learner)
+                school_id = school_ids[index % len(school_ids)]
                 user_id = ids.take(User)
                 first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
                 username = f"{first}.{last}.{learner_id}".lower().replace("'", "")
@@ -242,7 +251,8 @@ def generate_cohort(
                                    "", "", "", registered_at))  # fmt: skip
                 rows[Learner].append((learner_id, user_id, f"{GENERATED_PREFIX}{learner_id}",
                                       username, first, last, email, dob, level,
-                                      Learner.Status.ACTIVE, registered_at))  # fmt: skip
+                                      Learner.Status.ACTIVE, registered_at,
+                                      school_id))  # fmt: skip
                 offered = sorted(_between(rng, registered_at, now) for _ in range(counts[index]))
                 for position, offered_at in enumerate(offered):
                     if position == len(offered) - 1 and index in latest_state:
@@ -254,6 +264,7 @@ def generate_cohort(
                     attempt_id = ids.take(AssessmentAttempt)
                     _attempt_rows(
                         rng, rows, ids, follow_ups, now=now, learner_id=learner_id,
+                        school_id=school_id,
                         attempt_id=attempt_id, assessment_id=next_assessment_id + attempt_id,
                         level=level, state=state, offered_at=offered_at,
                     )  # fmt: skip
@@ -292,6 +303,7 @@ def _attempt_rows(
     *,
     now: datetime,
     learner_id: int,
+    school_id: int,
     attempt_id: int,
     assessment_id: int,
     level: str,
@@ -360,7 +372,7 @@ def _attempt_rows(
         status = _followup_status(rng, statuses, age=now - completed_at)
         rows[FollowUp].append((follow_up_id, learner_id, attempt_id, risk, risk_rank(risk),
                                status, due_date, completed_at, completed_at, priority,
-                               "result"))  # fmt: skip
+                               "result", school_id))  # fmt: skip
         for area in FOCUS_AREAS:
             if area in flagged:
                 rows[FollowUpArea].append((ids.take(FollowUpArea), follow_up_id, area))

@@ -12,7 +12,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.access import STAFF_GROUP
-from accounts.models import StaffProfile, StaffRole
+from accounts.models import StaffRole
+from accounts.services import staff_role_set
 
 # The pages item 6 of issue 5 measures, by label; learner-list labels come first.
 STAFF_PAGES: dict[str, str] = {
@@ -55,7 +56,7 @@ def timing_staff_user(username: str = "timing.staff") -> AbstractBaseUser:
         user.save(update_fields=["password"])
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A safeguarding lead sees every learner and result: the pages at their heaviest.
-    StaffProfile.objects.get_or_create(user=user, defaults={"role": StaffRole.DSL})
+    staff_role_set(user=user, role=StaffRole.DSL)
     return user
 
 

@@ -20,7 +20,8 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.utils import timezone
 
 from accounts.access import STAFF_GROUP
-from accounts.models import StaffProfile, StaffRole
+from accounts.models import StaffRole
+from accounts.services import staff_role_set
 from assessments.delivery import attempt_submit
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.services import attempt_save_answers, attempt_start
@@ -111,7 +112,7 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser) -> list[AbstractBaseUser
         colleague.save()
     colleague.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A deputy safeguarding lead: someone follow-ups can be handed to.
-    StaffProfile.objects.get_or_create(user=colleague, defaults={"role": StaffRole.DEPUTY_DSL})
+    staff_role_set(user=colleague, role=StaffRole.DEPUTY_DSL)
     return [demo_staff, colleague]
 
 

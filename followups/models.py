@@ -8,6 +8,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from assessments.models import AssessmentAttempt
 from learners.models import Learner
+from schools.models import default_school_id
 
 # Open means not resolved (the queue's default); kept in one place for the partial indexes.
 OPEN = ~models.Q(status="resolved")
@@ -27,6 +28,10 @@ class FollowUp(models.Model):
         ASKED = "asked", gettext_lazy("The learner asked to talk to someone")
 
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="follow_ups")
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     # One item per completed attempt: the database makes opening it idempotent. Empty when the
     # learner asked for help from a page ("I want to talk to someone").
     attempt = models.OneToOneField(

@@ -14,7 +14,8 @@ from assessments.models import risk_rank
 from followups.models import OPEN as OPEN_ITEMS
 from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
-from schools.models import PartnerSettings
+from schools.context import working_school_id
+from schools.models import PartnerSettings, School
 
 ASSIGNED_TO_ME = "me"
 UNASSIGNED = "none"
@@ -30,16 +31,27 @@ SORTS = {
 
 
 def staff_users() -> QuerySet:
-    """Return the active staff who may be assigned an item: those whose role reads results."""
+    """Return the active staff who may be assigned an item: those whose role reads results.
+
+    Those of the school worked in, and the trust's safeguarding leads.
+    """
     settings = PartnerSettings.current()
-    reads_results = Q(staff_profile__role__in=PASTORAL_ROLES)
+    school = working_school_id() or School.everyone()[0].pk
+    roles = set(PASTORAL_ROLES)
+    if settings.teachers_see_results:
+        roles.add(StaffRole.TEACHER)
+    if settings.admins_see_results:
+        roles.add(StaffRole.ADMIN)
+    reads_results = Q(school_roles__school_id=school, school_roles__role__in=roles) | Q(
+        staff_profile__role=StaffRole.TRUST_SAFEGUARDING_LEAD
+    )
     if settings.teachers_see_results:
         # A member of the staff group without a role counts as a teacher (accounts.access).
-        reads_results |= Q(staff_profile__role=StaffRole.TEACHER) | Q(
-            staff_profile__isnull=True, groups__name=STAFF_GROUP
-        )
+        reads_results |= Q(
+            staff_profile__role="", school_roles__isnull=True, groups__name=STAFF_GROUP
+        ) | Q(staff_profile__isnull=True, groups__name=STAFF_GROUP)
     if settings.admins_see_results:
-        reads_results |= Q(staff_profile__role=StaffRole.ADMIN) | Q(is_superuser=True)
+        reads_results |= Q(staff_profile__role=StaffRole.TRUST_ADMIN) | Q(is_superuser=True)
     return (
         get_user_model()
         .objects.filter(reads_results, is_active=True, learner__isnull=True)

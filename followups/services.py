@@ -63,6 +63,7 @@ def followup_open_for_result(
             attempt=attempt,
             defaults={
                 "learner_id": attempt.learner_id,
+                "school_id": attempt.learner.school_id,
                 "risk_level": result.risk_level,
                 "risk_rank": risk_rank(result.risk_level),
                 "due_date": followup_due_date(opened_at=timezone.now()),
@@ -84,6 +85,7 @@ def followup_open_for_learner_request(*, learner: Learner) -> FollowUp:
     """Open a priority item for a learner who asked to talk to someone (no result behind it)."""
     follow_up = FollowUp.objects.create(
         learner=learner,
+        school_id=learner.school_id,
         source=FollowUp.Source.ASKED,
         priority=True,
         risk_level="",

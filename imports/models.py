@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from learners.models import Learner
+from schools.models import default_school_id
 
 
 class ImportJob(models.Model):
@@ -22,6 +23,10 @@ class ImportJob(models.Model):
         FINISHED = "finished", gettext_lazy("Finished")
         DISCARDED = "discarded", gettext_lazy("Discarded")
 
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     filename = models.CharField(max_length=255, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PREVIEW)
     created_by = models.ForeignKey(

@@ -216,6 +216,7 @@ def _accounts_create(rows: list[ImportRow]) -> None:
                         username=row.username,
                         password=None,  # hashed later, off the upstream call's path
                         registered_by=row.job.confirmed_by,
+                        school_id=row.job.school_id,
                         **_row_fields(row),
                     )
                     ImportRow.objects.filter(pk=row.pk).update(learner=learner)
@@ -233,7 +234,11 @@ def _account_pending(row: ImportRow):
 def _learner_pending(row: ImportRow, user) -> Learner:
     """Return the row's unsaved pending learner, registered by whoever confirmed the file."""
     return learner_pending(
-        user=user, username=row.username, registered_by=row.job.confirmed_by, **_row_fields(row)
+        user=user,
+        username=row.username,
+        registered_by=row.job.confirmed_by,
+        school_id=row.job.school_id,
+        **_row_fields(row),
     )
 
 

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.access import whole_school_required
+from accounts.access import in_working_schools, one_school, whole_school_required
 from imports.files import COLUMNS, TEMPLATE_EXAMPLE
 from imports.forms import ImportUploadForm
 from imports.models import ImportJob
@@ -42,6 +42,7 @@ REFRESH_SECONDS = 5
 
 
 @whole_school_required
+@one_school
 def import_upload(request: HttpRequest) -> HttpResponse:
     """Upload a CSV file; it is checked and previewed, nothing is sent yet."""
     posted = request.method == "POST"
@@ -63,7 +64,9 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 @whole_school_required
 def import_list(request: HttpRequest) -> HttpResponse:
     """List the imports, newest first: who uploaded which file when, and how it went."""
-    page = Paginator(import_jobs_listed(), JOBS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(
+        in_working_schools(request.user, import_jobs_listed()), JOBS_PER_PAGE
+    ).get_page(request.GET.get("page"))
     jobs = list(page.object_list)
     progresses = import_progresses(jobs)
     context = {
@@ -83,7 +86,7 @@ def import_template(request: HttpRequest) -> HttpResponse:
 @whole_school_required
 def import_job(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a job: its preview, its progress while running, or its outcome."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     import_credentials_expire()
     if import_job_resume_if_stalled(job=job):
         job.refresh_from_db()
@@ -105,7 +108,7 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
 @whole_school_required
 def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
     """Return a running job's progress for the page's script (its texts in the page's language)."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     if import_job_resume_if_stalled(job=job):
         job.refresh_from_db()
     return JsonResponse(import_progress(job).as_json())
@@ -115,7 +118,7 @@ def import_progress_json(request: HttpRequest, pk: int) -> JsonResponse:
 @require_POST
 def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """Start registering the valid rows of a previewed job."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     try:
         import_job_confirm(job=job, confirmed_by=request.user, address=client_address(request))
     except ImportJobClosed as closed:
@@ -127,7 +130,7 @@ def import_confirm(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
     """Drop a previewed job without registering anyone."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     try:
         import_job_discard(job=job)
     except ImportJobClosed as closed:
@@ -140,7 +143,7 @@ def import_discard(request: HttpRequest, pk: int) -> HttpResponse:
 @whole_school_required
 def import_results(request: HttpRequest, pk: int) -> HttpResponse:
     """Download every row's outcome and upstream user_id."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     return csv_download(
         f"import-{job.pk}-results.csv",
         ["row", "username", "outcome", "reason", "user_id"],
@@ -152,7 +155,7 @@ def import_results(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def import_credentials(request: HttpRequest, pk: int) -> HttpResponse:
     """Download the generated passwords, once; they are deleted as they are handed over."""
-    job = get_object_or_404(ImportJob, pk=pk)
+    job = get_object_or_404(in_working_schools(request.user, ImportJob.objects.all()), pk=pk)
     try:
         credentials = import_credentials_take(
             job=job, taken_by=request.user, address=client_address(request)

@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from accounts.access import sees_whole_school
+from accounts.access import in_working_schools, sees_whole_school, working_school_ids
 from classes.models import GroupMembership
 from learners.models import Learner
 
@@ -12,6 +12,8 @@ from learners.models import Learner
 def visible_learners(user: AbstractBaseUser, learners: QuerySet[Learner] | None = None):
     """Return the learners (of `learners`, else all) whose records the user may see."""
     learners = Learner.objects.all() if learners is None else learners
+    # Another school's learner is not there for them, as another group's is for a teacher.
+    learners = in_working_schools(user, learners)
     if sees_whole_school(user):
         return learners
     # A learner with no group is seen by the whole-school roles only.
@@ -19,15 +21,21 @@ def visible_learners(user: AbstractBaseUser, learners: QuerySet[Learner] | None 
 
 
 def learners_of_groups_of(user: AbstractBaseUser) -> QuerySet:
-    """Return the ids of the learners now in a group the user works with."""
-    return GroupMembership.objects.filter(
+    """Return the ids of the learners now in a group the user works with, in the school(s)."""
+    memberships = GroupMembership.objects.filter(
         left_at__isnull=True, group__staff_links__user=user
-    ).values("learner_id")
+    )
+    return in_working_schools(user, memberships, "group__school_id").values("learner_id")
 
 
 def learner_scope(user: AbstractBaseUser) -> QuerySet | None:
     """Return the ids of the learners the user sees, or None when that is every learner."""
-    return None if sees_whole_school(user) else learners_of_groups_of(user)
+    if not sees_whole_school(user):
+        return learners_of_groups_of(user)
+    schools = working_school_ids(user)
+    if schools is None:
+        return None
+    return Learner.objects.filter(school_id__in=schools).values("id")
 
 
 def visible_learner_or_404(user: AbstractBaseUser, pk: int, **conditions) -> Learner:

@@ -7,6 +7,7 @@ from django.db.models.functions import Concat
 from django.utils.translation import gettext_lazy
 
 from partner_api.levels import Level  # re-exported: learners.models.Level is the usual name
+from schools.models import default_school_id
 
 __all__ = ["AGE_AND_LEVEL", "Learner", "Level"]
 
@@ -63,6 +64,10 @@ class Learner(models.Model):
         # Personal data erased (privacy.services): an anonymous record kept for counts.
         ERASED = "erased", gettext_lazy("Personal data erased")
 
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="learner"
     )

@@ -34,6 +34,7 @@ from partner_api import (
     PartnerApiUnavailable,
 )
 from partner_api.upstream import failure_cause, failure_message, upstream_may_have_acted
+from schools.models import default_school_id
 
 # The spec gives no status for a taken username; a strict upstream answers 409.
 USERNAME_TAKEN_STATUS = 409
@@ -91,9 +92,14 @@ def learner_pending(
     first_name: str = "",
     last_name: str = "",
     level: str = "",
+    school_id: int | None = None,
 ) -> Learner:
-    """Return an unsaved learner awaiting its upstream registration."""
+    """Return an unsaved learner awaiting its upstream registration, of `school_id`.
+
+    (Else of the school worked in: a member of staff registers into their school.)
+    """
     return Learner(
+        school_id=school_id or default_school_id(),
         user=user,
         username=username,
         registered_by=registered_by,

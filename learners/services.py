@@ -73,7 +73,13 @@ def learner_register(
     username = username_normal_form(username)
     fields = {"email": email, "first_name": first_name, "last_name": last_name, "level": level}
     learner = _learner_create_pending(
-        username=username, password=password, dob=dob, registered_by=registered_by, **fields
+        username=username,
+        password=password,
+        dob=dob,
+        registered_by=registered_by,
+        # A learner joins their class's school; else the school the staff member works in.
+        school_id=school_class.school_id if school_class is not None else None,
+        **fields,
     )
     try:
         created = upstream_register(

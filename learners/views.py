@@ -9,7 +9,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
-from accounts.access import is_staff_member, sees_results, sees_whole_school, staff_required
+from accounts.access import (
+    is_staff_member,
+    one_school,
+    sees_results,
+    sees_whole_school,
+    staff_required,
+)
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
 from classes.access import visible_groups
@@ -60,6 +66,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
 
 @sensitive_post_parameters("password")
 @staff_required
+@one_school
 def learner_new(request: HttpRequest) -> HttpResponse:
     """Register a learner with the upstream."""
     form = LearnerRegistrationForm(

@@ -87,7 +87,7 @@ def _current_cards() -> QuerySet[SignInCard]:
 def _usable(card: SignInCard | None, address: str | None) -> CardCheck:
     """Accept the card found, if a window of its pupil's is open and the network allowed."""
     window = _window_for(card.learner) if card else None
-    if card is None or window is None or not _network_allows(address):
+    if card is None or window is None or not _network_allows(address, card.school_id):
         return CardCheck(Outcome.REFUSED)
     return CardCheck(Outcome.ACCEPTED, card, window)
 
@@ -116,8 +116,9 @@ def _window_for(learner: Learner) -> SignInWindow | None:
     )
 
 
-def _network_allows(address: str | None) -> bool:
-    listed = PartnerSettings.current().card_networks
+def _network_allows(address: str | None, school_id: int) -> bool:
+    """Return whether the card's school lets cards in from this address."""
+    listed = PartnerSettings.of(school_id).card_networks
     if not listed.strip():
         return True
     return address_in_networks(address, networks_parse(listed))

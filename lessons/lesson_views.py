@@ -124,7 +124,7 @@ def sign_in_open(request: HttpRequest, pk: int) -> HttpResponse:
     """Open card sign-in for the group for the minutes chosen."""
     group = lesson_group_or_404(request.user, pk)
     form = WindowOpenForm(
-        request.POST, max_minutes=PartnerSettings.current().card_window_max_minutes
+        request.POST, max_minutes=PartnerSettings.of(group.school_id).card_window_max_minutes
     )
     if not form.is_valid():
         messages.error(request, " ".join(form.errors["minutes"]))

@@ -6,10 +6,16 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
+from schools.models import default_school_id
+
 
 class SignInCard(models.Model):
     """A learner's printed card: a QR secret and a typed code, kept encrypted to reprint."""
 
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     # By name, as elsewhere: the learners app sits below this one.
     learner = models.ForeignKey(
         "learners.Learner", on_delete=models.CASCADE, related_name="sign_in_cards"
@@ -52,6 +58,10 @@ class SignInWindowQuerySet(models.QuerySet):
 class SignInWindow(models.Model):
     """A time, opened by staff for one group, in which its learners may sign in with cards."""
 
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     group = models.ForeignKey(
         "classes.SchoolGroup", on_delete=models.CASCADE, related_name="sign_in_windows"
     )

@@ -37,6 +37,7 @@ def _card_issue(*, learner: Learner, issued_by: AbstractBaseUser | None) -> Sign
     secret, code = card_secrets.secret_new(), card_secrets.code_new()
     return SignInCard.objects.create(
         learner=learner,
+        school_id=learner.school_id,
         secret_digest=card_secrets.digest("secret", secret),
         code_digest=card_secrets.digest("code", code),
         secret_encrypted=card_secrets.seal(secret),
@@ -154,13 +155,15 @@ def window_open(
 
     If it is open already, its end moves to `minutes` from now.
     """
-    minutes = max(1, min(minutes, PartnerSettings.current().card_window_max_minutes))
+    minutes = max(1, min(minutes, PartnerSettings.of(group.school_id).card_window_max_minutes))
     SchoolGroup.objects.select_for_update().get(pk=group.pk)  # one opener at a time
     _windows_expired_close(group)
     closes_at = timezone.now() + timedelta(minutes=minutes)
     window = window_current(group)
     if window is None:
-        window = SignInWindow.objects.create(group=group, opened_by=opened_by, closes_at=closes_at)
+        window = SignInWindow.objects.create(
+            group=group, school_id=group.school_id, opened_by=opened_by, closes_at=closes_at
+        )
     else:
         window.closes_at = closes_at
         window.save(update_fields=["closes_at"])

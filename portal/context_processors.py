@@ -2,8 +2,9 @@
 
 from django.http import HttpRequest
 
-from accounts.access import StaffPermissions, is_staff_member, learner_for
+from accounts.access import ALL_SCHOOLS, StaffPermissions, is_staff_member, learner_for, trust_role
 from partner_api.upstream import upstream_outage
+from schools.models import several_schools
 
 
 def roles(request: HttpRequest) -> dict:
@@ -15,6 +16,31 @@ def roles(request: HttpRequest) -> dict:
         "is_partner_staff": is_staff_member(user),
         "current_learner": learner_for(user),
         "staff_can": StaffPermissions(user),
+        **schools(request),
+    }
+
+
+def schools(request: HttpRequest) -> dict:
+    """Tell the header which school the page is about and which others the user may pick.
+
+    Nothing while the partner has one school; a trust role may also pick "All schools".
+    """
+    choices = getattr(request, "school_choices", [])
+    user = request.user
+    if not user.is_authenticated or learner_for(user) is not None or not several_schools():
+        return {"school_switcher": None}
+    trust = trust_role(user) is not None
+    if len(choices) < 2 and not trust:
+        current = getattr(request, "working_school", None)
+        return {"school_switcher": {"current": current, "choices": []}}
+    return {
+        "school_switcher": {
+            "current": getattr(request, "working_school", None),
+            "choices": choices,
+            "all": trust,
+            "all_value": ALL_SCHOOLS,
+            "all_chosen": trust and getattr(request, "working_school_id", 0) is None,
+        }
     }
 
 

@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "accounts.idle.IdleSessionMiddleware",
+    # The school this request works in: the session's choice, or the learner's own.
+    "accounts.school_choice.SchoolChoiceMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
     "portal.middleware.NotFoundPageMiddleware",
 ]

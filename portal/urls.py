@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from accounts.forms import SignInForm
+from accounts.school_choice import school_choose
 from portal import views
 
 # While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
@@ -20,6 +21,7 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
+    path("schools/choose/", school_choose, name="school_choose"),
     path("", include("staff.urls")),
     path("", include("dashboard.urls")),
     path("classes/", include("classes.urls")),

@@ -39,7 +39,6 @@ def learner_records_expire(*, learner_id: int, now: datetime) -> str:
     (a submission is being sent: the next run erases) or "kept" (active again, or already
     erased).
     """
-    years = PartnerSettings.current().retention_years
     try:
         with transaction.atomic():
             learner = (
@@ -50,6 +49,7 @@ def learner_records_expire(*, learner_id: int, now: datetime) -> str:
             )
             if learner is None:
                 return "kept"
+            years = PartnerSettings.of(learner.school_id).retention_years
             # Refused (ErasureRefused) while a hold or an unacknowledged alert keeps them.
             learner_erase(
                 learner=learner,

@@ -79,10 +79,12 @@ def last_activity_of(learner: Learner) -> datetime:
 
 
 def learners_past_retention(*, now: datetime) -> QuerySet[Learner]:
-    """Return the learners whose last activity is older than the partner's retention period."""
-    cutoff = years_before(now, PartnerSettings.current().retention_years)
+    """Return the learners whose last activity is older than their school's retention period."""
+    past = Q(pk__in=[])
+    for school_id, years in PartnerSettings.objects.values_list("school_id", "retention_years"):
+        past |= Q(school_id=school_id, last_activity__lt=years_before(now, years))
     active = Learner.objects.filter(status=Learner.Status.ACTIVE)
-    return with_last_activity(active).filter(last_activity__lt=cutoff)
+    return with_last_activity(active).filter(past)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def erasure_wait(learner: Learner, *, today: date) -> str | None:
 
 def kept_until(learner: Learner) -> date:
     """Return the last day of the learner's records if nothing holds them and they stay away."""
-    years = PartnerSettings.current().retention_years
+    years = PartnerSettings.of(learner.school_id).retention_years
     return add_years(timezone.localdate(last_activity_of(learner)), years)
 
 
@@ -174,4 +176,4 @@ def learner_contact(learner: Learner) -> str:
         .values_list("group__contact", flat=True)
         .first()
     )
-    return group_contact or PartnerSettings.current().school_contact
+    return group_contact or PartnerSettings.of(learner.school_id).school_contact

@@ -130,7 +130,7 @@ def recipients_now(email: AlertEmail) -> list[str]:
         return [lead.email] if lead is not None and lead.is_active and lead.email else []
     from safeguarding.services import recipients_of
 
-    return recipients_of(email.purpose)
+    return recipients_of(email.purpose, alert.school_id)
 
 
 class NoRecipients(Exception):

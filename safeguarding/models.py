@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext, gettext_lazy
 
+from schools.models import default_school_id
+
 # Not yet acknowledged: the banner's and the escalation sweep's rows.
 UNACKNOWLEDGED = models.Q(acknowledged_at__isnull=True)
 
@@ -24,6 +26,10 @@ class Alert(models.Model):
 
     kind = models.CharField(max_length=8, choices=Kind.choices)
     reason = models.CharField(max_length=16, choices=Reason.choices)
+    # The school this belongs to: every page, list and export is scoped by it.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
     # By name: the learners app sits below this one, but the model reads better this way.
     learner = models.ForeignKey(
         "learners.Learner",

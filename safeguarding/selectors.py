@@ -24,16 +24,35 @@ class LeadsBanner:
         return bool(self.waiting or self.tests or self.failed_emails)
 
 
-def leads_banner() -> LeadsBanner:
-    """Return the counts of the safeguarding leads' banner (two small indexed queries)."""
-    counts = Alert.objects.filter(UNACKNOWLEDGED).aggregate(
+def in_schools(rows: QuerySet, school_ids: list[int] | None, field: str = "school_id"):
+    """Return the rows of those schools (None: every school)."""
+    return rows if school_ids is None else rows.filter(**{f"{field}__in": school_ids})
+
+
+def leads_banner(school_ids: list[int] | None = None, *, trust: bool = False) -> LeadsBanner:
+    """Return the counts of the safeguarding leads' banner (two small indexed queries).
+
+    A school's leads count their school's alerts; a trust safeguarding lead also every
+    school's escalated ones (escalation is theirs), whichever school they work in.
+    """
+    alerts = Alert.objects.filter(UNACKNOWLEDGED)
+    if school_ids is not None:
+        mine = Q(school_id__in=school_ids)
+        if trust:
+            mine |= Q(escalated_at__isnull=False)
+        alerts = alerts.filter(mine)
+    counts = alerts.aggregate(
         waiting=Count("pk", filter=~Q(kind=Alert.Kind.TEST)),
         overdue=Count("pk", filter=~Q(kind=Alert.Kind.TEST) & Q(escalated_at__isnull=False)),
         tests=Count("pk", filter=Q(kind=Alert.Kind.TEST)),
     )
     # Until the alert is acknowledged: then someone has it in hand, email or not (the
     # operations page keeps listing the email).
-    failed = unsent_alert_emails_query().filter(alert__acknowledged_at__isnull=True).count()
+    failed = in_schools(
+        unsent_alert_emails_query().filter(alert__acknowledged_at__isnull=True),
+        school_ids,
+        "alert__school_id",
+    ).count()
     return LeadsBanner(failed_emails=failed, **counts)
 
 
@@ -43,9 +62,14 @@ def alert_waiting_about(learner: Learner) -> bool:
     return Alert.objects.filter(UNACKNOWLEDGED, about).exclude(kind=Alert.Kind.TEST).exists()
 
 
-def alerts_for_list(*, show: str) -> QuerySet:
-    """Return the alerts of the leads' list: waiting ones first, oldest first."""
-    alerts = Alert.objects.select_related("learner", "acknowledged_by").prefetch_related("emails")
+def alerts_for_list(*, show: str, school_ids: list[int] | None = None) -> QuerySet:
+    """Return the alerts of the leads' list (of those schools): waiting ones first, oldest first."""
+    alerts = in_schools(
+        Alert.objects.select_related("learner", "acknowledged_by", "school").prefetch_related(
+            "emails"
+        ),
+        school_ids,
+    )
     if show == "waiting":
         return alerts.filter(UNACKNOWLEDGED).order_by("raised_at", "pk")
     return alerts.order_by("-raised_at", "-pk")
@@ -65,11 +89,12 @@ class AcknowledgementTimes:
 
 
 def acknowledgement_times(
-    *, since: datetime, until: datetime, now: datetime
+    *, since: datetime, until: datetime, now: datetime, school_ids: list[int] | None = None
 ) -> AcknowledgementTimes:
     """Return time to acknowledge (median and worst) of the real alerts raised in a period."""
     rows = list(
-        Alert.objects.exclude(kind=Alert.Kind.TEST)
+        in_schools(Alert.objects.all(), school_ids)
+        .exclude(kind=Alert.Kind.TEST)
         .filter(raised_at__gte=since, raised_at__lt=until)
         .values_list("raised_at", "acknowledged_at")
     )

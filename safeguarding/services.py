@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.access import safeguarding_leads
+from accounts.access import safeguarding_leads, trust_safeguarding_leads
 from accounts.models import StaffRole
 from assessments.concern import Concern, concern_of_result
 from assessments.models import AssessmentResult
@@ -20,23 +20,26 @@ from learners.models import Learner
 from safeguarding.hours import school_deadline
 from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
 from safeguarding.tasks import enqueue_alert_email, enqueue_escalation
-from schools.models import PartnerSettings
+from schools.models import PartnerSettings, default_school_id
 
 logger = logging.getLogger(__name__)
 
 Action = AuditEvent.Action
 
 
-def recipients_of(purpose: str) -> list[str]:
+def recipients_of(purpose: str, school_id: int | None = None) -> list[str]:
     """Return the addresses an alert email goes to: never the partner's admins.
 
-    Raised: the DSLs and their deputies. Escalated: the deputies, and the DSLs again.
+    Raised: the school's DSLs and their deputies, never another school's. Escalated: the
+    trust's safeguarding leads first, then the school's deputies and DSLs again.
     """
     roles = [StaffRole.DSL, StaffRole.DEPUTY_DSL]
+    trust: list[str] = []
     if purpose == AlertEmail.Purpose.ESCALATED:
         roles = [StaffRole.DEPUTY_DSL, StaffRole.DSL]
-    leads = safeguarding_leads(roles).values_list("email", flat=True)
-    return list(dict.fromkeys(leads))
+        trust = list(trust_safeguarding_leads().values_list("email", flat=True))
+    leads = safeguarding_leads(roles, school_id=school_id).values_list("email", flat=True)
+    return list(dict.fromkeys([*trust, *leads]))
 
 
 def escalation_deadline(raised_at: datetime, partner: PartnerSettings) -> datetime:
@@ -52,9 +55,12 @@ def escalation_deadline(raised_at: datetime, partner: PartnerSettings) -> dateti
 def _alert_create(*, now: datetime | None = None, **fields) -> Alert:
     """Create an alert with its deadline and its first email, queued in the same transaction."""
     now = now or timezone.now()
-    partner = PartnerSettings.current()
+    learner = fields.get("learner")
+    # The learner's school: its settings, its leads (a test alert: the school worked in).
+    school_id = learner.school_id if learner is not None else default_school_id()
+    partner = PartnerSettings.of(school_id)
     alert = Alert.objects.create(
-        raised_at=now, escalate_at=escalation_deadline(now, partner), **fields
+        raised_at=now, escalate_at=escalation_deadline(now, partner), school_id=school_id, **fields
     )
     # Its recipients are worked out when it is sent (safeguarding.mail.recipients_now).
     email = AlertEmail.objects.create(alert=alert, purpose=AlertEmail.Purpose.RAISED)

@@ -6,7 +6,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.access import learner_required, safeguarding_required
+from accounts.access import (
+    in_working_schools,
+    learner_required,
+    safeguarding_required,
+    working_school_ids,
+)
 from assessments.learner_results import helplines
 from kit.addresses import client_address
 from learners.models import Level
@@ -20,7 +25,7 @@ from schools.models import PartnerSettings
 def alert_list(request: HttpRequest) -> HttpResponse:
     """List the alerts: those waiting for acknowledgement, or every one."""
     show = "all" if request.GET.get("show") == "all" else "waiting"
-    alerts = alerts_for_list(show=show)[:200]
+    alerts = alerts_for_list(show=show, school_ids=working_school_ids(request.user))[:200]
     return render(request, "safeguarding/alert_list.html", {"alerts": alerts, "show": show})
 
 
@@ -28,7 +33,11 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one alert: what raised it, for whom, its emails, and the acknowledge button."""
     alert = get_object_or_404(
-        Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient"), pk=pk
+        in_working_schools(
+            request.user,
+            Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient"),
+        ),
+        pk=pk,
     )
     return render(request, "safeguarding/alert_detail.html", {"alert": alert})
 
@@ -37,7 +46,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge an alert: a named lead has taken it on (audited)."""
-    alert = get_object_or_404(Alert, pk=pk)
+    alert = get_object_or_404(in_working_schools(request.user, Alert.objects.all()), pk=pk)
     if alert_acknowledge(alert=alert, by=request.user, address=client_address(request)):
         messages.success(request, _("Alert acknowledged. Thank you."))
     else:

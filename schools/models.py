@@ -1,6 +1,8 @@
-"""The school's own settings: who reads results, helplines, hours, cards, retention."""
+"""Schools of the partner, each with its own settings: who reads results, helplines, hours."""
 
 import datetime
+import time
+from contextvars import ContextVar
 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -8,12 +10,85 @@ from django.utils.translation import gettext_lazy
 
 from kit.addresses import validate_networks
 from kit.row_cache import cached_row
+from schools.context import working_school_id
 
+# Each school's settings are kept under this key and the school's id (schools.apps drops it).
 PARTNER_SETTINGS_KEY = "portal.partner-settings"
+# The list of the partner's schools, read on every staff page (the switcher, the scoping).
+SCHOOLS_KEY = "portal.partner-settings.schools"
+# The school a deployment that never named one has: made by schools migration 0002.
+DEFAULT_SCHOOL_CODE = "SCHOOL"
+DEFAULT_SCHOOL_NAME = "Our school"
+# The list read once in a request is kept for it (and at most this long in a task's thread).
+MEMO_SECONDS = 2.0
+_everyone_memo: ContextVar[tuple[float, list] | None] = ContextVar("schools", default=None)
+
+
+def settings_key(school_id: int) -> str:
+    """Return the cache key of a school's settings."""
+    return f"{PARTNER_SETTINGS_KEY}:{school_id}"
+
+
+class School(models.Model):
+    """A school of the partner (an academy of a trust, a district's school, a site)."""
+
+    # The school's own reference, e.g. its DfE URN: what commands and roster files name.
+    code = models.CharField(gettext_lazy("code"), max_length=32, unique=True)
+    name = models.CharField(gettext_lazy("name"), max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "code"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def everyone(cls) -> list["School"]:
+        """Return every school of the partner by name, from the shared cache while unchanged.
+
+        Asked many times a request (scoping, roles, the header): read once per request.
+        """
+        memo = _everyone_memo.get()
+        now = time.monotonic()
+        if memo is not None and memo[0] > now:
+            return memo[1]
+        schools = cached_row(
+            SCHOOLS_KEY, lambda: list(cls.objects.order_by("name", "code")) or None
+        ) or [cls.default()]
+        _everyone_memo.set((now + MEMO_SECONDS, schools))
+        return schools
+
+    @classmethod
+    def default(cls) -> "School":
+        """Return the partner's first school, made the first time (a deployment has one)."""
+        school = cls.objects.order_by("pk").first()
+        if school is None:
+            school, _ = cls.objects.get_or_create(
+                code=DEFAULT_SCHOOL_CODE, defaults={"name": DEFAULT_SCHOOL_NAME}
+            )
+        return school
+
+
+def forget_schools_memo(**kwargs) -> None:
+    """Read the schools afresh: at each request's start and end, and when one changes."""
+    _everyone_memo.set(None)
+
+
+def several_schools() -> bool:
+    """Return whether the partner has more than one school (only then are schools shown)."""
+    return len(School.everyone()) > 1
+
+
+def default_school_id() -> int:
+    """Return the school a new row belongs to when its code names none: the one worked in."""
+    return working_school_id() or School.everyone()[0].pk
 
 
 class PartnerSettings(models.Model):
-    """The partner's own choices about who sees what; one row, edited by partner admins."""
+    """A school's own choices about who sees what; one row per school, edited by its admins."""
+
+    school = models.OneToOneField(School, on_delete=models.CASCADE, related_name="settings")
 
     # A class teacher usually needs to know who has finished, not what a child answered; an
     # admin keeps the records. Both see results only when the partner decides they should.
@@ -103,6 +178,10 @@ class PartnerSettings(models.Model):
         default=3,
         validators=[MinValueValidator(1), MaxValueValidator(25)],
     )
+    # The school's head may keep its figures out of the trust's dashboard (audited).
+    withhold_from_trust = models.BooleanField(
+        gettext_lazy("Keep this school's figures out of the trust's dashboard"), default=False
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -114,13 +193,20 @@ class PartnerSettings(models.Model):
 
     @classmethod
     def current(cls) -> "PartnerSettings":
-        """Return the partner's settings, made with the defaults the first time.
+        """Return the settings of the school being worked in (else the first school's).
 
         Read on many pages: kept in the shared cache (ROW_CACHE_SECONDS), dropped when saved.
         """
-        return cached_row(PARTNER_SETTINGS_KEY, cls.load)
+        return cls.of(working_school_id() or School.everyone()[0].pk)
 
     @classmethod
-    def load(cls) -> "PartnerSettings":
-        """Read the partner's settings from the database, made with the defaults if missing."""
-        return cls.objects.get_or_create(pk=1)[0]
+    def of(cls, school_id: int) -> "PartnerSettings":
+        """Return a school's settings, made with the defaults the first time."""
+        return cached_row(settings_key(school_id), lambda: cls.load(school_id))
+
+    @classmethod
+    def load(cls, school_id: int | None = None) -> "PartnerSettings":
+        """Read a school's settings from the database, made with the defaults if missing."""
+        if school_id is None:
+            school_id = working_school_id() or School.default().pk
+        return cls.objects.get_or_create(school_id=school_id)[0]

@@ -8,11 +8,12 @@ from django.utils.translation import gettext_lazy
 
 from accounts.access import assigned_role
 from accounts.forms import new_password_check, new_password_field
-from accounts.models import StaffRole
+from accounts.models import SCHOOL_ROLE_CHOICES
 from classes.models import SchoolGroup
 from kit.forms import ClearRequiredMessages
 from kit.names import validate_name
 from learners.forms import username_in_normal_form
+from schools.context import working_school_id
 from schools.models import PartnerSettings
 
 
@@ -36,7 +37,7 @@ class StaffAccountForm(ClearRequiredMessages, forms.Form):
     email = forms.EmailField(label=gettext_lazy("Email"))
     role = forms.ChoiceField(
         label=gettext_lazy("Role"),
-        choices=[("", gettext_lazy("Choose a role")), *StaffRole.choices],
+        choices=[("", gettext_lazy("Choose a role")), *SCHOOL_ROLE_CHOICES],
         help_text=gettext_lazy(
             "Partner admin: accounts, groups and settings. Teacher: their groups' learners and "
             "progress. Head of Year: their groups' results and follow-ups. Safeguarding leads: "
@@ -51,7 +52,10 @@ class StaffAccountForm(ClearRequiredMessages, forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["groups"].queryset = SchoolGroup.objects.order_by("-academic_year", "name")
+        # The groups of the school worked in: a role is held, and groups taught, per school.
+        groups = SchoolGroup.objects.order_by("-academic_year", "name")
+        school = working_school_id()
+        self.fields["groups"].queryset = groups if school is None else groups.filter(school=school)
 
 
 class StaffNewForm(StaffAccountForm):

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
-from accounts.access import is_partner_admin
+from accounts.access import is_partner_admin, working_school_ids
 from accounts.models import SignInLock
 from learners.access import visible_learners
 
@@ -17,11 +17,17 @@ def sign_in_locks_of(user: AbstractBaseUser, locks: QuerySet[SignInLock] | None 
     open it.
     """
     locks = SignInLock.objects.all() if locks is None else locks
+    schools = working_school_ids(user)
     if is_partner_admin(user):
-        return locks
-    return locks.filter(
-        Q(user__learner__in=visible_learners(user)) | Q(kind=SignInLock.Kind.CARD_DEVICE)
-    )
+        if schools is None:
+            return locks
+        # A school's admins: their school's locks; a lock on an address alone (it names no
+        # school) is the trust admins' to see.
+        return locks.filter(school_id__in=schools)
+    device_locks = Q(kind=SignInLock.Kind.CARD_DEVICE)
+    if schools is not None:
+        device_locks &= Q(school_id__in=schools) | Q(school_id__isnull=True)
+    return locks.filter(Q(user__learner__in=visible_learners(user)) | device_locks)
 
 
 def sign_in_locks_current(user: AbstractBaseUser) -> list[SignInLock]:

@@ -10,10 +10,12 @@ from django.views.decorators.debug import sensitive_variables
 
 from accounts.access import SAFEGUARDING_ROLES, STAFF_GROUP
 from accounts.models import StaffProfile, StaffRole
+from accounts.services import staff_role_set
 from accounts.signals import safeguarding_role_granted
 from audit.models import AuditEvent
 from audit.services import audit_record
 from classes.models import GroupStaff, SchoolGroup
+from schools.context import working_school_id
 from schools.models import PartnerSettings
 
 Action = AuditEvent.Action
@@ -39,15 +41,20 @@ def staff_add(
     groups: Iterable[SchoolGroup] = (),
     first_name: str = "",
     last_name: str = "",
+    school_ids: Iterable[int] = (),
     added_by: AbstractBaseUser | None,
     address: str | None,
 ) -> AbstractBaseUser:
-    """Create a staff account with its role and groups (no usable password if None)."""
+    """Create a staff account with its role and groups (no usable password if None).
+
+    The role is held in each of `school_ids` (else the school worked in); a trust role above.
+    """
     user = get_user_model().objects.create_user(
         username, email=email, password=password, first_name=first_name, last_name=last_name
     )
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    StaffProfile.objects.create(user=user, role=role)
+    for school_id in list(school_ids) or [None]:
+        staff_role_set(user=user, role=role, school_id=school_id)
     groups = list(groups)
     GroupStaff.objects.bulk_create(GroupStaff(group=group, user=user) for group in groups)
     audit_record(
@@ -103,12 +110,9 @@ def staff_change(
             "You cannot take away your own admin role or access: ask another admin."
         )
     changes: dict[str, object] = {}
-    profile, _created = StaffProfile.objects.get_or_create(user=user, defaults={"role": role})
-    role_before = None if _created else profile.role
-    if _created or profile.role != role:
+    role_before = staff_role_set(user=user, role=role)
+    if role_before != role:
         changes["role"] = role
-        profile.role = role
-        profile.save(update_fields=["role"])
     if user.email != email:
         changes["email"] = "changed"  # the address itself stays out of the trail
         user.email = email
@@ -118,7 +122,12 @@ def staff_change(
     user.save(update_fields=["email", "is_active"])
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     wanted = {group.pk: group for group in groups}
-    current = set(GroupStaff.objects.filter(user=user).values_list("group_id", flat=True))
+    links = GroupStaff.objects.filter(user=user)
+    school = working_school_id()
+    if school is not None:
+        # Only the groups of the school worked in: their classes elsewhere stay.
+        links = links.filter(group__school_id=school)
+    current = set(links.values_list("group_id", flat=True))
     if wanted.keys() != current:
         GroupStaff.objects.filter(user=user, group_id__in=current - wanted.keys()).delete()
         GroupStaff.objects.bulk_create(

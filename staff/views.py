@@ -1,13 +1,19 @@
 """Staff pages for partner admins: the staff accounts, their roles and groups, the settings."""
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 
-from accounts.access import admin_required, assigned_role
+from accounts.access import (
+    admin_required,
+    assigned_role,
+    is_trust_admin,
+    one_school,
+    trust_role,
+    working_school_ids,
+)
 from accounts.models import StaffRole
 from accounts.selectors import staff_accounts
 from kit.addresses import client_address
@@ -20,17 +26,22 @@ from staff.services import StaffAccountRefused, partner_settings_update, staff_a
 def staff_list(request: HttpRequest) -> HttpResponse:
     """List the staff accounts with their roles and groups."""
     accounts = (
-        staff_accounts(include_inactive=True)
+        staff_accounts(include_inactive=True, school_ids=working_school_ids(request.user))
         .select_related("staff_profile", "learner")
-        .prefetch_related("school_groups")
+        .prefetch_related("school_groups", "school_roles")
     )
-    # The role held, also by those who can no longer sign in (staff_role would say None).
-    rows = [(account, StaffRole(assigned_role(account))) for account in accounts]
+    # The role held here, also by those who can no longer sign in (staff_role would say None).
+    rows = [
+        (account, StaffRole(role))
+        for account in accounts
+        if (role := trust_role(account) or assigned_role(account))
+    ]
     return render(request, "accounts/staff_list.html", {"rows": rows})
 
 
 @sensitive_post_parameters("password1", "password2")
 @admin_required
+@one_school
 def staff_new(request: HttpRequest) -> HttpResponse:
     """Add a staff account with a role, groups and a first password."""
     form = StaffNewForm(request.POST if request.method == "POST" else None)
@@ -52,7 +63,7 @@ def staff_new(request: HttpRequest) -> HttpResponse:
             _("%(username)s can now sign in as %(role)s.")
             % {
                 "username": account.get_username(),
-                "role": account.staff_profile.get_role_display(),
+                "role": StaffRole(assigned_role(account)).label,
             },
         )
         return redirect("staff:staff_list")
@@ -62,7 +73,13 @@ def staff_new(request: HttpRequest) -> HttpResponse:
 @admin_required
 def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Change a staff account's role, groups, email or access."""
-    account = get_object_or_404(get_user_model(), pk=pk, learner__isnull=True)
+    # Staff of the school worked in; a trust role's account is the trust admins' to change.
+    account = get_object_or_404(
+        staff_accounts(include_inactive=True, school_ids=working_school_ids(request.user)),
+        pk=pk,
+    )
+    if trust_role(account) is not None and not is_trust_admin(request.user):
+        raise Http404
     form = StaffChangeForm.for_account(
         request.POST if request.method == "POST" else None, account=account
     )
@@ -83,6 +100,7 @@ def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @admin_required
+@one_school
 def partner_settings(request: HttpRequest) -> HttpResponse:
     """Choose who sees results besides the pastoral staff and safeguarding leads."""
     form = PartnerSettingsForm(

@@ -16,6 +16,7 @@ from partner_api.calls import (
 from partner_api.resilience import reset_circuit_breakers
 from partner_api.upstream import publish_circuit_change, record_failed_call
 from sandbox.server import DEMO_API_KEY, start_sandbox
+from schools.models import forget_schools_memo
 from tests.axe_coverage import (  # noqa: F401 (hooks, registered by being imported here)
     pytest_runtest_logreport,
     pytest_sessionfinish,
@@ -55,6 +56,7 @@ def fresh_cache():
     """
     cache.clear()
     page_markup.RECENT_PAGES.clear()
+    forget_schools_memo()  # a rolled-back test's schools never reach the next one
     page_markup.RECENT_RESULTS.clear()
     yield
     cache.clear()

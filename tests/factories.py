@@ -12,7 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from accounts.access import STAFF_GROUP
-from accounts.models import SignInLock, StaffProfile, StaffRole
+from accounts.models import SignInLock, StaffRole
+from accounts.services import staff_role_set
 from assessments.content import questions_to_json
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from assessments.signals import result_stored
@@ -38,14 +39,16 @@ def make_staff(
     *,
     role: str = StaffRole.DSL,
     groups: Iterable[SchoolGroup] = (),
+    school=None,
 ) -> User:
     """Create a member of the partner's staff (no usable password if `password` is None).
 
-    The default role, a safeguarding lead, sees every learner, result and follow-up.
+    The default role, a safeguarding lead, sees every learner, result and follow-up; it is
+    held in `school` (else the partner's first school), a trust role above every school.
     """
     user = User.objects.create_user(username, password=password)
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    StaffProfile.objects.create(user=user, role=role)
+    staff_role_set(user=user, role=role, school_id=school.pk if school else None)
     for group in groups:
         GroupStaff.objects.create(group=group, user=user)
     return user

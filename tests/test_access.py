@@ -167,6 +167,11 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "GET": Row(TO_LOGIN, *[OK] * 9),
         "POST": Row(TO_LOGIN, *[TO_LOGIN] * 9),
     },
+    # Choosing the school worked in: a form posted from the header, back to the page or home.
+    "school_choose": {
+        "GET": Row(*[NOT_ALLOWED] * 10),
+        "POST": Row(*[TO_HOME] * 10),
+    },
     "learners:list": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "learners:new": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     "learners:detail": {"GET": LEARNER_RECORD, "POST": LEARNER_RECORD},

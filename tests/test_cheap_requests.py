@@ -16,7 +16,7 @@ from assessments.models import AssessmentAttempt
 from classes.services import group_learner_remove, group_learners_add
 from kit import row_cache
 from privacy.services import learner_erase
-from schools.models import PARTNER_SETTINGS_KEY, PartnerSettings
+from schools.models import PartnerSettings, settings_key
 from tests.factories import make_attempt, make_group, make_result
 from tests.journeys import page_showing, page_url
 
@@ -220,6 +220,7 @@ def test_the_session_and_the_user_come_in_one_cache_read(signed_in, learner, mon
 def test_the_partners_choice_to_hide_results_reaches_every_process_within_moments(
     signed_in, attempt, settings, monkeypatch
 ):
+    learner = attempt.learner
     settings.ROW_MEMORY_SECONDS = 2
     AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=AssessmentAttempt.State.SUBMITTED)
     make_result(attempt)
@@ -232,14 +233,14 @@ def test_the_partners_choice_to_hide_results_reaches_every_process_within_moment
 
     # Another process hides results: the database row and the shared cache change, this
     # process's memory does not hear of it.
-    PartnerSettings.objects.filter(pk=1).update(hide_results_from_learners=True)
-    cache.delete(PARTNER_SETTINGS_KEY)
+    PartnerSettings.objects.filter(school=learner.school_id).update(hide_results_from_learners=True)
+    cache.delete(settings_key(learner.school_id))
     assert hidden not in page_showing(signed_in, url, results_shown)
     clock[0] += 2.5
     assert hidden in signed_in.get(url).content.decode()
 
     # A change saved through this process shows at once.
-    partner = PartnerSettings.objects.get(pk=1)
+    partner = PartnerSettings.objects.get(school=learner.school_id)
     partner.hide_results_from_learners = False
     partner.save()
     assert hidden not in page_showing(signed_in, url, results_shown)

@@ -335,8 +335,9 @@ def test_the_dashboard_runs_the_same_queries_whatever_the_data_size(
     # banner), one more (whether a DSL can be emailed, so assessments are open) and, for a
     # safeguarding lead, two for their banner (alerts waiting, emails not sent); then learners
     # registered, attempts under way or waiting, risk levels, focus areas and the lead's time
-    # to acknowledge alerts.
-    expected = 11
+    # to acknowledge alerts. Two more since schools: the user's school roles (read with the
+    # user) and the partner's schools (once a request); a shared cache keeps both.
+    expected = 13
     staff_client.get("/dashboard/")  # the session's activity time is saved now, not below
     _grow_cohort(2)
     with django_assert_num_queries(expected):

@@ -277,3 +277,72 @@ def test_the_move_into_rooms_keeps_every_row_content_type_and_permission(before_
     teacher_now = type(moved_lock.user).objects.get(pk=teacher.pk)
     granted = {f"{new_app}.change_{model}" for (_app, model), new_app in MOVED_TO.items()}
     assert granted <= teacher_now.get_all_permissions()
+
+
+# The last migration of each app before schools (schools 0002 and the migrations after it).
+BEFORE_SCHOOLS = [
+    ("schools", "0001_initial"),
+    ("accounts", "0002_card_locks"),
+    ("learners", "0011_groups_move_to_classes"),
+    ("classes", "0001_initial"),
+    ("lessons", "0002_group_moves_to_classes"),
+    ("imports", "0003_one_task_per_row"),
+    ("followups", "0004_priority_and_learner_requests"),
+    ("safeguarding", "0003_recipients_worked_out_on_sending"),
+    ("audit", "0007_learner_changed"),
+]
+
+
+@pytest.fixture
+def before_schools(transactional_db):
+    """The test database as it was before schools, and its models then; migrated back after."""
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_SCHOOLS)
+    yield MigrationExecutor(connection).loader.project_state(BEFORE_SCHOOLS).apps
+    migrate_to_latest()
+
+
+def test_schools_make_the_one_school_from_the_settings_and_put_every_row_in_it(before_schools):
+    from accounts.models import SchoolRole, SignInLock, StaffProfile
+    from audit.models import AuditEvent
+    from classes.models import SchoolGroup
+    from schools.models import PartnerSettings, School
+
+    old = before_schools
+    User = old.get_model("auth", "User")
+    old.get_model("schools", "PartnerSettings").objects.all().delete()
+    old.get_model("schools", "PartnerSettings").objects.create(
+        pk=1, helplines="Our own line: 0800 000 000", retention_years=6
+    )
+    lead = User.objects.create(username="dee.dsl")
+    pupil = User.objects.create(username="amira.k")
+    old.get_model("accounts", "StaffProfile").objects.create(user=lead, role="dsl")
+    learner = old.get_model("learners", "Learner").objects.create(
+        user=pupil, username="amira.k", upstream_user_id="u-amira", status="active"
+    )
+    group = old.get_model("classes", "SchoolGroup").objects.create(
+        name="7B", kind="class", level="LOA_PARTNER_LEVEL2", academic_year="2026/27"
+    )
+    lock = old.get_model("accounts", "SignInLock").objects.create(
+        kind="account", user=pupil, scope_ref="k-1", locked_until=timezone.now()
+    )
+    event = old.get_model("audit", "AuditEvent").objects.create(
+        actor=lead, actor_username="dee.dsl", action="learner_registered", learner=learner
+    )
+
+    migrate_to_latest()
+
+    school = School.objects.get()
+    settings_row = PartnerSettings.objects.get(pk=1)
+    assert settings_row.school == school
+    assert (settings_row.helplines, settings_row.retention_years) == (
+        "Our own line: 0800 000 000",
+        6,
+    )
+    assert Learner.objects.get(pk=learner.pk).school == school
+    assert SchoolGroup.objects.get(pk=group.pk).school == school
+    assert SignInLock.objects.get(pk=lock.pk).school == school
+    assert AuditEvent.objects.get(pk=event.pk).school == school
+    held = SchoolRole.objects.get(user_id=lead.pk)
+    assert (held.school, held.role) == (school, "dsl")
+    assert StaffProfile.objects.get(user_id=lead.pk).role == ""

@@ -64,7 +64,8 @@ def create_people(learners: int, staff: int) -> People:
     from django.contrib.auth.models import Group, User
 
     from accounts.access import STAFF_GROUP
-    from accounts.models import StaffProfile, StaffRole
+    from accounts.models import StaffRole
+    from accounts.services import staff_role_set
     from learners.models import Learner, Level
 
     encoded = make_password(PASSWORD)
@@ -74,7 +75,7 @@ def create_people(learners: int, staff: int) -> People:
         # A DSL with an email address: assessments do not start without one (safeguarding).
         user = User.objects.create(username=username, password=encoded, email=STAFF_EMAIL)
         user.groups.add(staff_group)
-        StaffProfile.objects.create(user=user, role=StaffRole.DSL)
+        staff_role_set(user=user, role=StaffRole.DSL)
 
     usernames = [f"load.learner.{n:04d}" for n in range(1, learners + 1)]
     with ThreadPoolExecutor(REGISTER_THREADS) as pool:

@@ -22,7 +22,7 @@ def lesson_panel(context, group) -> dict:
     if not runs_lessons(user, group):
         return {"shown": False}
     window = window_current(group)
-    max_minutes = PartnerSettings.current().card_window_max_minutes
+    max_minutes = PartnerSettings.of(group.school_id).card_window_max_minutes
     return {
         "shown": True,
         "group": group,

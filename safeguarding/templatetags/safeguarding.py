@@ -7,7 +7,15 @@ from django.db import DatabaseError
 from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 
-from accounts.access import is_safeguarding_lead, is_staff_member, safeguarding_ready
+from accounts.access import (
+    is_safeguarding_lead,
+    is_staff_member,
+    safeguarding_ready,
+    trust_role,
+    working_school,
+    working_school_ids,
+)
+from accounts.models import StaffRole
 from safeguarding.selectors import acknowledgement_times, leads_banner, unsent_alert_emails
 
 register = template.Library()
@@ -21,8 +29,15 @@ def safeguarding_banner(context) -> dict:
     if user is None or not is_staff_member(user):
         return {"shown": False}
     try:
-        banner = leads_banner() if is_safeguarding_lead(user) else None
-        closed = not safeguarding_ready()
+        trust = trust_role(user) == StaffRole.TRUST_SAFEGUARDING_LEAD
+        banner = (
+            leads_banner(working_school_ids(user), trust=trust)
+            if is_safeguarding_lead(user)
+            else None
+        )
+        # Assessments are shut per school: the school worked in (none under "All schools").
+        school = working_school(user)
+        closed = school is not None and not safeguarding_ready(school)
     except DatabaseError:
         # An error page rendered while the database is down must still render.
         return {"shown": False}
@@ -40,13 +55,17 @@ def alert_email_problems() -> dict:
     return {"problems": unsent_alert_emails()}
 
 
-@register.inclusion_tag("safeguarding/includes/acknowledgement_times.html")
-def acknowledgement_times_of(start: datetime | None, end: datetime | None) -> dict:
-    """Show how long the alerts raised in [start, end) took to be acknowledged."""
+@register.inclusion_tag("safeguarding/includes/acknowledgement_times.html", takes_context=True)
+def acknowledgement_times_of(context, start: datetime | None, end: datetime | None) -> dict:
+    """Show how long the alerts raised in [start, end) took to be acknowledged (the school's)."""
     now = timezone.now()
     since = start or datetime.min.replace(tzinfo=UTC)
     until = end or now + timedelta(seconds=1)
-    return {"times": acknowledgement_times(since=since, until=until, now=now)}
+    user = context["request"].user
+    times = acknowledgement_times(
+        since=since, until=until, now=now, school_ids=working_school_ids(user)
+    )
+    return {"times": times}
 
 
 @register.filter

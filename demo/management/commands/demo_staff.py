@@ -10,7 +10,8 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from accounts.access import STAFF_GROUP
-from accounts.models import StaffProfile, StaffRole
+from accounts.models import StaffRole
+from accounts.services import staff_role_set
 from safeguarding.models import Alert
 from safeguarding.services import alert_acknowledge, alert_raise_test
 
@@ -61,7 +62,7 @@ def _demo_account(username: str, role: str, password: str) -> None:
     user.is_active = True
     user.save()
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    StaffProfile.objects.update_or_create(user=user, defaults={"role": role})
+    staff_role_set(user=user, role=role)
 
 
 def _demo_lead_checked(lead) -> None:
