@@ -14,7 +14,7 @@ from django.views.decorators.cache import never_cache
 
 from accounts.models import TRUST_ROLES, StaffProfile, StaffRole
 from schools.context import working_school_id
-from schools.models import PartnerSettings, School, several_schools
+from schools.models import PartnerSettings, School, first_school_id, several_schools
 
 STAFF_GROUP = "Partner staff"
 
@@ -203,7 +203,7 @@ def sees_results(user: AbstractBaseUser | AnonymousUser) -> bool:
         return False
     if not hasattr(user, "_partner_settings"):
         # A trust role's "All schools": the first school's choice stands for each.
-        school = working_school(user) or School.everyone()[0].pk
+        school = working_school(user) or first_school_id()
         user._partner_settings = PartnerSettings.of(school)
     if role == StaffRole.TEACHER:
         return user._partner_settings.teachers_see_results
@@ -221,7 +221,7 @@ def safeguarding_leads(roles=SAFEGUARDING_ROLES, *, school_id: int | None = None
     The school worked in when none is named (else the partner's first school).
     """
     if school_id is None:
-        school_id = working_school_id() or School.everyone()[0].pk
+        school_id = working_school_id() or first_school_id()
     return (
         get_user_model()
         .objects.filter(

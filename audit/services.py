@@ -4,7 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from audit.models import AuditEvent
 from schools.context import working_school_id
-from schools.models import School, several_schools
+from schools.models import first_school_id, several_schools
 
 # Keys that must never reach the audit trail, whatever a caller passes.
 FORBIDDEN_DETAIL_KEYS = frozenset({"password", "api_key", "apikey", "secret", "token"})
@@ -26,7 +26,7 @@ def audit_record(
     # The learner's school, else the school the actor works in (None: every school's).
     school_id = learner.school_id if learner is not None else working_school_id()
     if school_id is None and not several_schools():
-        school_id = School.everyone()[0].pk
+        school_id = first_school_id()
     return AuditEvent.objects.create(
         school_id=school_id,
         actor=actor if signed_in else None,

@@ -29,7 +29,7 @@ from learners.models import Learner, Level
 # The sandbox is this project's stand-in upstream: its labels are the ones real results carry.
 from sandbox.bank import ASSESSMENT_VERSION, ASSESSMENT_VERSION_DECIMAL, FOCUS_AREAS, LEVELS
 from sandbox.scoring import BALANCED_TRAIT, TRAITS, risk_level
-from schools.models import School
+from schools.models import first_school_id
 
 GENERATED_PREFIX = "gen-"
 
@@ -184,7 +184,7 @@ def generate_cohort(
     The learners are shared out between `school_ids` in turn (else all in the first school).
     """
     rng = random.Random(seed)
-    school_ids = list(school_ids) or [School.everyone()[0].pk]
+    school_ids = list(school_ids) or [first_school_id()]
     started = time.monotonic()
     now = timezone.now()
     User = get_user_model()

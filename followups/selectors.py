@@ -15,7 +15,7 @@ from followups.models import OPEN as OPEN_ITEMS
 from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
 from schools.context import working_school_id
-from schools.models import PartnerSettings, School
+from schools.models import PartnerSettings, first_school_id
 
 ASSIGNED_TO_ME = "me"
 UNASSIGNED = "none"
@@ -36,7 +36,7 @@ def staff_users() -> QuerySet:
     Those of the school worked in, and the trust's safeguarding leads.
     """
     settings = PartnerSettings.current()
-    school = working_school_id() or School.everyone()[0].pk
+    school = working_school_id() or first_school_id()
     roles = set(PASTORAL_ROLES)
     if settings.teachers_see_results:
         roles.add(StaffRole.TEACHER)

@@ -75,6 +75,11 @@ def forget_schools_memo(**kwargs) -> None:
     _everyone_memo.set(None)
 
 
+def first_school_id() -> int:
+    """Return the partner's first school (the one a one-school deployment always had)."""
+    return min(school.pk for school in School.everyone())
+
+
 def several_schools() -> bool:
     """Return whether the partner has more than one school (only then are schools shown)."""
     return len(School.everyone()) > 1
@@ -82,7 +87,7 @@ def several_schools() -> bool:
 
 def default_school_id() -> int:
     """Return the school a new row belongs to when its code names none: the one worked in."""
-    return working_school_id() or School.everyone()[0].pk
+    return working_school_id() or first_school_id()
 
 
 class PartnerSettings(models.Model):
@@ -197,7 +202,7 @@ class PartnerSettings(models.Model):
 
         Read on many pages: kept in the shared cache (ROW_CACHE_SECONDS), dropped when saved.
         """
-        return cls.of(working_school_id() or School.everyone()[0].pk)
+        return cls.of(working_school_id() or first_school_id())
 
     @classmethod
     def of(cls, school_id: int) -> "PartnerSettings":
