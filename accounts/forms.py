@@ -73,7 +73,7 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
         if (
             learner is not None
             and learner.level == Level.PRIMARY
-            and PartnerSettings.current().primary_cards_only
+            and PartnerSettings.of(learner.school_id).primary_cards_only
         ):
             # Said only after the right password, so it tells a guesser nothing.
             raise ValidationError(

@@ -277,7 +277,9 @@ def _backdate(attempt: AssessmentAttempt, started: datetime, *, completed: datet
         )
         Alert.objects.filter(attempt=attempt).update(
             raised_at=completed,
-            escalate_at=escalation_deadline(completed, PartnerSettings.current()),
+            escalate_at=escalation_deadline(
+                completed, PartnerSettings.of(attempt.learner.school_id)
+            ),
         )
 
 

@@ -24,5 +24,5 @@ def records_hold_status(context, learner) -> dict:
         "learner": learner,
         "hold": hold,
         "kept_until": None if hold.held else kept_until(learner),
-        "years": PartnerSettings.current().retention_years,
+        "years": PartnerSettings.of(learner.school_id).retention_years,
     }
