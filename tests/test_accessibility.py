@@ -772,6 +772,7 @@ NOT_A_PAGE = {
     "lessons:group_cards_reissue": "POST only; redirects to the cards page (checked)",
     "lessons:learner_card_reissue": "POST only; redirects to the learner's card (checked)",
     "safeguarding:acknowledge": "POST only; redirects to the alert (checked acknowledged)",
+    "school_choose": "POST only; redirects back (the switcher is checked on the pages it heads)",
 }
 
 
