@@ -140,6 +140,24 @@ def in_working_schools(user: AbstractBaseUser, rows: QuerySet, field: str = "sch
     return rows if ids is None else rows.filter(**{f"{field}__in": ids})
 
 
+def role_in_school(user: AbstractBaseUser, school_id: int | None) -> str | None:
+    """Return the role an account holds in one school, active or not (staff pages list it)."""
+    if learner_account(user) is not None:
+        return None
+    if user.is_superuser:
+        return StaffRole.ADMIN
+    profile = getattr(user, "staff_profile", None)
+    if profile is not None and profile.role in TRUST_ROLES:
+        return TRUST_ROLE_IN_SCHOOLS.get(profile.role, profile.role)
+    held = {link.school_id: link.role for link in user.school_roles.all()}
+    if not held:
+        # In the staff group without a role: a teacher, in whichever school (assigned_role).
+        return StaffRole.TEACHER if user.groups.filter(name=STAFF_GROUP).exists() else None
+    if school_id is None:
+        return next(iter(held.values()))
+    return held.get(school_id)
+
+
 def assigned_role(user: AbstractBaseUser) -> str | None:
     """Return the role an account holds in the school worked in, whether or not it may sign in.
 

@@ -28,6 +28,9 @@ SESSION_KEY = "working_school"
 def choose_for(request: HttpRequest) -> None:
     """Settle the request's school from the session's choice and the user's schools."""
     user = request.user
+    # A role or settings worked out before the school was known are of another school.
+    for memo in ("_staff_role", "_partner_settings"):
+        user.__dict__.pop(memo, None)
     request.working_school = None
     request.school_choices = []
     learner = learner_account(user)

@@ -78,12 +78,13 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before any view or the CSRF check reads the body: a form in another charset is a 400.
     "portal.middleware.UnreadableFormMiddleware",
+    # The school this request works in (the session's choice, or the learner's own), before
+    # anything asks the user's role in it.
+    "accounts.school_choice.SchoolChoiceMiddleware",
     # A session a sign-in card started ends with its class's sign-in window.
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "accounts.idle.IdleSessionMiddleware",
-    # The school this request works in: the session's choice, or the learner's own.
-    "accounts.school_choice.SchoolChoiceMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
     "portal.middleware.NotFoundPageMiddleware",
 ]

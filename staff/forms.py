@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from accounts.access import assigned_role
+from accounts.access import role_in_school
 from accounts.forms import new_password_check, new_password_field
 from accounts.models import SCHOOL_ROLE_CHOICES
 from classes.models import SchoolGroup
@@ -114,7 +114,7 @@ class StaffChangeForm(StaffAccountForm):
         """Return the form filled with the account's current values (or the posted ones)."""
         initial = {
             "email": account.email,
-            "role": assigned_role(account) or "",
+            "role": role_in_school(account, working_school_id()) or "",
             "groups": list(account.group_links.values_list("group_id", flat=True)),
             "is_active": account.is_active,
         }

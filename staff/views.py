@@ -1,6 +1,7 @@
 """Staff pages for partner admins: the staff accounts, their roles and groups, the settings."""
 
 from django.contrib import messages
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -8,34 +9,47 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.access import (
     admin_required,
-    assigned_role,
     is_trust_admin,
     one_school,
+    role_in_school,
     trust_role,
+    working_school,
     working_school_ids,
 )
 from accounts.models import StaffRole
 from accounts.selectors import staff_accounts
+from classes.models import SchoolGroup
 from kit.addresses import client_address
-from schools.models import PartnerSettings
+from schools.models import PartnerSettings, School, several_schools
 from staff.forms import PartnerSettingsForm, StaffChangeForm, StaffNewForm
 from staff.services import StaffAccountRefused, partner_settings_update, staff_add, staff_change
 
 
 @admin_required
 def staff_list(request: HttpRequest) -> HttpResponse:
-    """List the staff accounts with their roles and groups."""
-    accounts = (
-        staff_accounts(include_inactive=True, school_ids=working_school_ids(request.user))
-        .select_related("staff_profile", "learner")
-        .prefetch_related("school_groups", "school_roles")
+    """List the staff accounts with their roles and groups (a trust admin: every school's)."""
+    schools = working_school_ids(request.user)
+    groups = (
+        SchoolGroup.objects.all()
+        if schools is None
+        else SchoolGroup.objects.filter(school_id__in=schools)
     )
-    # The role held here, also by those who can no longer sign in (staff_role would say None).
-    rows = [
-        (account, StaffRole(role))
-        for account in accounts
-        if (role := trust_role(account) or assigned_role(account))
-    ]
+    everyone = is_trust_admin(request.user) and several_schools()
+    accounts = (
+        staff_accounts(include_inactive=True, school_ids=None if everyone else schools)
+        .select_related("staff_profile", "learner")
+        .prefetch_related(Prefetch("school_groups", queryset=groups), "school_roles")
+    )
+    names = {school.pk: school.name for school in School.everyone()}
+    rows = []
+    for account in accounts:
+        # The role held here, also by those who can no longer sign in (staff_role says None).
+        role = trust_role(account) or role_in_school(account, working_school(request.user))
+        held = sorted(
+            f"{names.get(link.school_id, '?')}: {StaffRole(link.role).label}"
+            for link in account.school_roles.all()
+        )
+        rows.append((account, StaffRole(role) if role else None, held if everyone else []))
     return render(request, "accounts/staff_list.html", {"rows": rows})
 
 
@@ -63,7 +77,7 @@ def staff_new(request: HttpRequest) -> HttpResponse:
             _("%(username)s can now sign in as %(role)s.")
             % {
                 "username": account.get_username(),
-                "role": StaffRole(assigned_role(account)).label,
+                "role": StaffRole(role_in_school(account, working_school(request.user))).label,
             },
         )
         return redirect("staff:staff_list")
@@ -74,10 +88,9 @@ def staff_new(request: HttpRequest) -> HttpResponse:
 def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Change a staff account's role, groups, email or access."""
     # Staff of the school worked in; a trust role's account is the trust admins' to change.
-    account = get_object_or_404(
-        staff_accounts(include_inactive=True, school_ids=working_school_ids(request.user)),
-        pk=pk,
-    )
+    # (A trust admin may give anyone a role in the school they work in.)
+    schools = None if is_trust_admin(request.user) else working_school_ids(request.user)
+    account = get_object_or_404(staff_accounts(include_inactive=True, school_ids=schools), pk=pk)
     if trust_role(account) is not None and not is_trust_admin(request.user):
         raise Http404
     form = StaffChangeForm.for_account(
