@@ -17,10 +17,18 @@ State = AssessmentAttempt.State
 RECENT = timedelta(hours=24)
 
 
-def attempts_needing_attention() -> QuerySet[AssessmentAttempt]:
-    """Return attempts waiting to be sent, refused, in flight, or submitted without results."""
+def attempts_needing_attention(
+    school_ids: list[int] | None = None,
+) -> QuerySet[AssessmentAttempt]:
+    """Return attempts waiting to be sent, refused, in flight, or submitted without results.
+
+    Of those schools' learners (None: every school).
+    """
+    attempts = AssessmentAttempt.objects.all()
+    if school_ids is not None:
+        attempts = attempts.filter(learner__school_id__in=school_ids)
     return (
-        AssessmentAttempt.objects.filter(
+        attempts.filter(
             Q(state__in=[State.SUBMIT_PENDING, State.REJECTED, State.SUBMITTING])
             | Q(state=State.SUBMITTED, result__isnull=True)
         )

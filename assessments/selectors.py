@@ -22,7 +22,7 @@ from django.db.models.functions import Lower, Trim
 from django.utils import timezone
 
 from assessments.models import RISK_LEVELS, AssessmentAttempt, AssessmentResult, FocusArea
-from ops.health import WorkQueue
+from ops.health import WorkQueue, waited_seconds
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one and imports it
     from learners.models import Learner
@@ -151,17 +151,46 @@ def _waiting_since(states: tuple[str, ...]) -> WorkQueue:
     figures = AssessmentAttempt.objects.filter(state__in=states).aggregate(
         waiting=Count("id"), oldest=Min("submitted_at")
     )
-    oldest = figures["oldest"]
-    age = max((timezone.now() - oldest).total_seconds(), 0.0) if oldest else None
+    age = waited_seconds(figures["oldest"], timezone.now())
     return WorkQueue(waiting=figures["waiting"], oldest_waiting_seconds=age)
+
+
+def _waiting_by_school(states: tuple[str, ...]) -> dict[int, WorkQueue]:
+    """Return `_waiting_since` for each school whose learners have attempts in `states`."""
+    rows = (
+        AssessmentAttempt.objects.filter(state__in=states)
+        .values("learner__school_id")
+        .annotate(waiting=Count("id"), oldest=Min("submitted_at"))
+        .order_by()
+    )
+    now = timezone.now()
+    return {
+        row["learner__school_id"]: WorkQueue(
+            waiting=row["waiting"], oldest_waiting_seconds=waited_seconds(row["oldest"], now)
+        )
+        for row in rows
+    }
+
+
+DELIVERY_STATES = (AssessmentAttempt.State.SUBMITTING, AssessmentAttempt.State.SUBMIT_PENDING)
+RESULT_STATES = (AssessmentAttempt.State.SUBMITTED,)
 
 
 def deliveries_waiting() -> WorkQueue:
     """Submissions not yet accepted by the upstream (being sent, or waiting to be sent again)."""
-    State = AssessmentAttempt.State
-    return _waiting_since((State.SUBMITTING, State.SUBMIT_PENDING))
+    return _waiting_since(DELIVERY_STATES)
+
+
+def deliveries_waiting_by_school() -> dict[int, WorkQueue]:
+    """Return `deliveries_waiting` per school."""
+    return _waiting_by_school(DELIVERY_STATES)
 
 
 def results_waiting() -> WorkQueue:
     """Submissions the upstream accepted whose results have not been stored yet."""
-    return _waiting_since((AssessmentAttempt.State.SUBMITTED,))
+    return _waiting_since(RESULT_STATES)
+
+
+def results_waiting_by_school() -> dict[int, WorkQueue]:
+    """Return `results_waiting` per school."""
+    return _waiting_by_school(RESULT_STATES)

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.access import whole_school_required
+from accounts.access import in_working_schools, whole_school_required, working_school_ids
 from assessments.models import AssessmentAttempt
 from assessments.operations import (
     attempt_retry_now,
@@ -26,7 +26,7 @@ def operations(request: HttpRequest) -> HttpResponse:
         request,
         "assessments/operations.html",
         {
-            "attempts": attempts_needing_attention(),
+            "attempts": attempts_needing_attention(working_school_ids(request.user)),
             "failures_by_endpoint": upstream_failures_by_endpoint(),
             "recent_failures": UpstreamFailure.objects.all()[:RECENT_FAILURES_SHOWN],
         },
@@ -37,7 +37,11 @@ def operations(request: HttpRequest) -> HttpResponse:
 @require_POST
 def retry_attempt(request: HttpRequest, attempt_pk: int) -> HttpResponse:
     """Retry a pending delivery or a missing results fetch now."""
-    attempt = get_object_or_404(AssessmentAttempt.objects.select_related("learner"), pk=attempt_pk)
+    # Another school's attempt is not there, as its learner is not.
+    attempts = in_working_schools(
+        request.user, AssessmentAttempt.objects.select_related("learner"), "learner__school_id"
+    )
+    attempt = get_object_or_404(attempts, pk=attempt_pk)
     attempt = attempt_retry_now(
         attempt=attempt, retried_by=request.user, address=client_address(request)
     )

@@ -39,10 +39,12 @@ def group_members(group: SchoolGroup) -> dict:
 
 
 def group_candidates(group: SchoolGroup, query: str) -> QuerySet:
-    """Return registered learners matching a search who are not in the group now."""
+    """Return registered learners of the group's school matching a search, not in it now."""
     learners = learner_model().objects
     in_group = group.memberships.filter(left_at__isnull=True).values("learner_id")
-    matching = learners.matching(query=query).exclude(pk__in=in_group)
+    matching = (
+        learners.matching(query=query).filter(school_id=group.school_id).exclude(pk__in=in_group)
+    )
     return learners.filter(pk__in=matching[:CANDIDATES_SHOWN].values("pk")).order_by(
         *learners.model.LIST_ORDER
     )

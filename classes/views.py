@@ -7,14 +7,21 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
-from accounts.access import admin_required, is_partner_admin, one_school, staff_required
+from accounts.access import (
+    admin_required,
+    is_partner_admin,
+    one_school,
+    staff_required,
+    working_school,
+)
 from accounts.selectors import staff_accounts
 from classes.access import visible_group_or_404
 from classes.forms import GroupForm, LearnerPickForm
-from classes.models import SchoolGroup, learner_model
+from classes.models import learner_model
 from classes.selectors import group_candidates, group_index, group_members
 from classes.services import group_create, group_learner_remove, group_learners_add, group_update
 from kit.addresses import client_address
+from schools.models import several_schools
 
 
 @staff_required
@@ -28,7 +35,8 @@ def group_list(request: HttpRequest) -> HttpResponse:
 def group_new(request: HttpRequest) -> HttpResponse:
     """Create a group (a teaching class unless another kind is chosen)."""
     form = GroupForm(
-        request.POST if request.method == "POST" else None, staff_accounts=staff_accounts()
+        request.POST if request.method == "POST" else None,
+        staff_accounts=_school_staff(working_school(request.user)),
     )
     if request.method == "POST" and form.is_valid():
         group = group_create(
@@ -45,11 +53,11 @@ def group_new(request: HttpRequest) -> HttpResponse:
 @admin_required
 def group_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Change a group's details and who works with it."""
-    group = get_object_or_404(SchoolGroup, pk=pk)
+    group = visible_group_or_404(request.user, pk)
     form = GroupForm(
         request.POST if request.method == "POST" else None,
         instance=group,
-        staff_accounts=staff_accounts(),
+        staff_accounts=_school_staff(group.school_id),
     )
     if request.method == "POST" and form.is_valid():
         changed = group_update(
@@ -62,6 +70,11 @@ def group_edit(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, _("Saved.") if changed else _("Nothing needed changing."))
         return redirect("classes:detail", pk=pk)
     return render(request, "learners/groups/form.html", {"form": form, "group": group})
+
+
+def _school_staff(school_id: int | None):
+    """Return who may work with a school's group: its staff, and the trust's."""
+    return staff_accounts(school_ids=[school_id] if several_schools() else None)
 
 
 @staff_required
@@ -83,8 +96,10 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
     """Put the chosen learners in the group."""
-    group = get_object_or_404(SchoolGroup, pk=pk)
-    form = LearnerPickForm(request.POST, candidates=learner_model().objects.registered())
+    group = visible_group_or_404(request.user, pk)
+    # Only the group's school's learners: another school's id is not a choice.
+    candidates = learner_model().objects.registered().filter(school_id=group.school_id)
+    form = LearnerPickForm(request.POST, candidates=candidates)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("learners", [])))
         return redirect("classes:detail", pk=pk)
@@ -108,8 +123,8 @@ def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def group_remove_learner(request: HttpRequest, pk: int, learner_pk: int) -> HttpResponse:
     """Take one learner out of the group (their time in it stays in its history)."""
-    group = get_object_or_404(SchoolGroup, pk=pk)
-    learner = get_object_or_404(learner_model(), pk=learner_pk)
+    group = visible_group_or_404(request.user, pk)
+    learner = get_object_or_404(learner_model(), pk=learner_pk, school_id=group.school_id)
     if group_learner_remove(
         group=group, learner=learner, removed_by=request.user, address=client_address(request)
     ):

@@ -9,7 +9,8 @@ class ImportsConfig(AppConfig):
     verbose_name = gettext_lazy("Bulk registration")
 
     def ready(self) -> None:
-        from imports.selectors import imports_running
+        from imports.selectors import imports_running, imports_running_by_school
         from ops.health import register_work_queue
 
-        register_work_queue("imports", imports_running)  # on /readyz and /metrics
+        # On /readyz and /metrics.
+        register_work_queue("imports", imports_running, by_school=imports_running_by_school)

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.usernames import username_normal_form
+from classes.models import SchoolGroup
 from classes.selectors import groups_by_name
 from imports.files import COLUMNS, FileRow, value_quoted
 from imports.models import ImportJob, ImportRow
@@ -102,7 +103,8 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
     number.
     """
     taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
-    groups = groups_by_name()
+    # The job's school's groups: a class named in the file is never another school's.
+    groups = groups_by_name(SchoolGroup.objects.filter(school_id=job.school_id))
     levels = level_spellings()
     checked = []
     for row in file_rows:

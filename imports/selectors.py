@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from imports.models import ImportJob, ImportRow
 from imports.progress import ImportProgress, progress_of
-from ops.health import WorkQueue
+from ops.health import WorkQueue, waited_seconds
 
 
 def _progress_counts() -> dict[str, Count]:
@@ -103,15 +103,35 @@ def import_result_rows(job: ImportJob) -> Iterator[tuple]:
         yield row_number, username, RESULT_OUTCOMES[state], reason, user_id or ""
 
 
+# A confirmed job: waiting until a run starts it, then running.
+_JOB_FIGURES = {
+    "waiting": Count("id", filter=Q(started_at__isnull=True)),
+    "running": Count("id", filter=Q(started_at__isnull=False)),
+    "oldest": Min("confirmed_at", filter=Q(started_at__isnull=True)),
+}
+
+
+def _job_queue(figures: dict, now) -> WorkQueue:
+    return WorkQueue(
+        waiting=figures["waiting"],
+        oldest_waiting_seconds=waited_seconds(figures["oldest"], now),
+        running=figures["running"],
+    )
+
+
 def imports_running() -> WorkQueue:
     """Confirmed jobs: those no run has started yet wait, the others are running."""
-    figures = ImportJob.objects.filter(state=ImportJob.State.RUNNING).aggregate(
-        waiting=Count("id", filter=Q(started_at__isnull=True)),
-        running=Count("id", filter=Q(started_at__isnull=False)),
-        oldest=Min("confirmed_at", filter=Q(started_at__isnull=True)),
+    figures = ImportJob.objects.filter(state=ImportJob.State.RUNNING).aggregate(**_JOB_FIGURES)
+    return _job_queue(figures, timezone.now())
+
+
+def imports_running_by_school() -> dict[int, WorkQueue]:
+    """Return `imports_running` per school."""
+    rows = (
+        ImportJob.objects.filter(state=ImportJob.State.RUNNING)
+        .values("school_id")
+        .annotate(**_JOB_FIGURES)
+        .order_by()
     )
-    oldest = figures["oldest"]
-    age = max((timezone.now() - oldest).total_seconds(), 0.0) if oldest else None
-    return WorkQueue(
-        waiting=figures["waiting"], oldest_waiting_seconds=age, running=figures["running"]
-    )
+    now = timezone.now()
+    return {row["school_id"]: _job_queue(row, now) for row in rows}

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.core.cache import cache
@@ -39,17 +40,37 @@ class WorkQueue:
 
 
 WorkQueueReader = Callable[[], WorkQueue]
+SchoolWorkQueueReader = Callable[[], dict[int, WorkQueue]]
 _work_queues: dict[str, WorkQueueReader] = {}
+_school_work_queues: dict[str, SchoolWorkQueueReader] = {}
 
 
-def register_work_queue(name: str, reader: WorkQueueReader) -> None:
-    """Report `reader()` as the work queue `name` on /readyz and /metrics (cheap queries only)."""
+def register_work_queue(
+    name: str, reader: WorkQueueReader, *, by_school: SchoolWorkQueueReader | None = None
+) -> None:
+    """Report `reader()` as the work queue `name` on /readyz and /metrics (cheap queries only).
+
+    `by_school()` reads a queue of schools' work per school (by school id, schools with none
+    left out): /metrics shows it so when the partner has several schools.
+    """
     _work_queues[name] = reader
+    if by_school is not None:
+        _school_work_queues[name] = by_school
 
 
 def work_queues() -> dict[str, WorkQueue]:
     """Read every registered work queue now."""
     return {name: reader() for name, reader in sorted(_work_queues.items())}
+
+
+def work_queues_by_school() -> dict[str, dict[int, WorkQueue]]:
+    """Read every work queue registered with figures per school, by school id."""
+    return {name: reader() for name, reader in sorted(_school_work_queues.items())}
+
+
+def waited_seconds(oldest: datetime | None, now: datetime) -> float | None:
+    """Return how long the oldest item has waited, or None when none waits."""
+    return max((now - oldest).total_seconds(), 0.0) if oldest else None
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

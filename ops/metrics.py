@@ -4,7 +4,7 @@ Counted as things happen: request latency by route, method and status class; ups
 by endpoint and outcome with their latency (a client call listener); sign-in failures (Django's
 user_login_failed) and locks (accounts.signals.sign_in_lock_set). Read from the database when
 scraped: the upstream circuit, the work queues of ops.health (deliveries waiting and the
-oldest one's age, imports running).
+oldest one's age, imports running), per school when the partner has several.
 
 Under gunicorn each worker process counts on its own: with PROMETHEUS_MULTIPROC_DIR set (an
 empty directory, cleared before the server starts) every process writes its figures there and
@@ -36,7 +36,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from accounts.signals import sign_in_lock_set
 from kit.addresses import address_in_networks, networks_parse
-from ops.health import work_queues
+from ops.health import WorkQueue, work_queues, work_queues_by_school
 from partner_api import (
     CallRecord,
     PartnerApiBadResponse,
@@ -45,6 +45,7 @@ from partner_api import (
     PartnerApiServerError,
     PartnerApiUnavailable,
 )
+from schools.models import School, several_schools
 
 MULTIPROC_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 # A `_created` timestamp beside every series doubles the output and no dashboard here reads it.
@@ -138,23 +139,42 @@ class StateCollector:
         )
         circuit.add_metric([], 0.0 if upstream_available() else 1.0)
         yield circuit
-        waiting = GaugeMetricFamily(
-            "portal_work_waiting", "Items waiting, by queue.", labels=["queue"]
-        )
-        oldest = GaugeMetricFamily(
-            "portal_work_oldest_waiting_seconds",
-            "How long the oldest waiting item has waited (0 when none waits), by queue.",
-            labels=["queue"],
-        )
-        running = GaugeMetricFamily(
-            "portal_work_running", "Items being worked on, by queue.", labels=["queue"]
-        )
-        for name, queue in work_queues().items():
-            waiting.add_metric([name], queue.waiting)
-            oldest.add_metric([name], queue.oldest_waiting_seconds or 0.0)
-            if queue.running is not None:
-                running.add_metric([name], queue.running)
-        yield from (waiting, oldest, running)
+        yield from work_queue_metrics()
+
+
+def work_queue_metrics() -> tuple[Metric, Metric, Metric]:
+    """Return the work queues' figures: by queue, and by school too when there are several.
+
+    A one-school partner's series carry the queue alone, as they always have; with several
+    schools each queue of schools' work has one series per school (its code), so that a
+    school's stuck import or deliveries show as that school's.
+    """
+    by_school = several_schools()
+    labels = ["queue", "school"] if by_school else ["queue"]
+    waiting = GaugeMetricFamily("portal_work_waiting", "Items waiting, by queue.", labels=labels)
+    oldest = GaugeMetricFamily(
+        "portal_work_oldest_waiting_seconds",
+        "How long the oldest waiting item has waited (0 when none waits), by queue.",
+        labels=labels,
+    )
+    running = GaugeMetricFamily(
+        "portal_work_running", "Items being worked on, by queue.", labels=labels
+    )
+    per_school = work_queues_by_school() if by_school else {}
+    schools = School.everyone() if by_school else []
+    for name, queue in work_queues().items():
+        if name in per_school:
+            # Every school, those with nothing waiting at 0: a series never goes missing.
+            idle = WorkQueue(0, None, None if queue.running is None else 0)
+            rows = [([name, s.code], per_school[name].get(s.pk, idle)) for s in schools]
+        else:
+            rows = [([name, ""] if by_school else [name], queue)]  # no school's own work
+        for values, figures in rows:
+            waiting.add_metric(values, figures.waiting)
+            oldest.add_metric(values, figures.oldest_waiting_seconds or 0.0)
+            if figures.running is not None:
+                running.add_metric(values, figures.running)
+    return waiting, oldest, running
 
 
 _state_collector = StateCollector()

@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -16,6 +16,7 @@ from accounts.access import (
     whole_school_results_required,
 )
 from kit.addresses import client_address
+from learners.access import visible_learner_or_404
 from learners.models import Learner, Level
 from privacy.forms import HoldLiftForm, RecordsHoldForm
 from privacy.holds import HoldLiftRefused, records_hold_lift, records_hold_place
@@ -66,7 +67,7 @@ def my_privacy(request: HttpRequest) -> HttpResponse:
 @require_GET
 def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     """Download everything held about a learner as a JSON file."""
-    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
     export = learner_data_export(
         learner=learner, exported_by=request.user, address=client_address(request)
     )
@@ -83,7 +84,7 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     refuses while a hold or an unacknowledged alert keeps the records (learner_erase).
     """
     statuses = [Learner.Status.ACTIVE, Learner.Status.ERASED]
-    learner = get_object_or_404(Learner, pk=pk, status__in=statuses)
+    learner = visible_learner_or_404(request.user, pk, status__in=statuses)
     if learner.status == Learner.Status.ERASED:
         # A second click or a back-button resubmission: nothing left to do.
         messages.info(
@@ -123,7 +124,7 @@ def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
 @whole_school_required
 def records_hold_change(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a learner's safeguarding hold, then place it, or lift it as a lead (audited)."""
-    learner = get_object_or_404(Learner, pk=pk, status=Learner.Status.ACTIVE)
+    learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
     # Each bound only by its own button: a GET, or a POST with neither button, shows the page.
     form = RecordsHoldForm(request.POST if PLACE_FIELD in request.POST else None)
     lift_form = HoldLiftForm(request.POST if LIFT_FIELD in request.POST else None)

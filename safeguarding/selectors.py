@@ -119,6 +119,7 @@ def unsent_alert_emails_query() -> QuerySet:
     )
 
 
-def unsent_alert_emails() -> list[AlertEmail]:
-    """Return the unsent alert emails for the operations page, oldest first."""
-    return list(unsent_alert_emails_query().order_by("created_at", "pk")[:50])
+def unsent_alert_emails(school_ids: list[int] | None = None) -> list[AlertEmail]:
+    """Return the unsent alert emails (of those schools) for the operations page, oldest first."""
+    emails = in_schools(unsent_alert_emails_query(), school_ids, "alert__school_id")
+    return list(emails.order_by("created_at", "pk")[:50])

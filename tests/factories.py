@@ -69,9 +69,12 @@ def make_dsl_on_duty() -> User:
     return user
 
 
-def make_group(name: str, *, level: str = Level.SECONDARY, kind=SchoolGroup.Kind.TEACHING_CLASS):
-    """Create a group of this academic year."""
-    return SchoolGroup.objects.create(name=name, level=level, kind=kind)
+def make_group(
+    name: str, *, level: str = Level.SECONDARY, kind=SchoolGroup.Kind.TEACHING_CLASS, school=None
+):
+    """Create a group of this academic year, in `school` (else the school worked in)."""
+    placed = {"school": school} if school is not None else {}
+    return SchoolGroup.objects.create(name=name, level=level, kind=kind, **placed)
 
 
 def put_in_group(group: SchoolGroup, *learners: Learner) -> None:
@@ -81,10 +84,15 @@ def put_in_group(group: SchoolGroup, *learners: Learner) -> None:
     )
 
 
-def make_learner(username: str, upstream_user_id: str) -> Learner:
-    """Create an active learner with a sign-in account, as registration leaves it."""
+def make_learner(username: str, upstream_user_id: str, *, school=None) -> Learner:
+    """Create an active learner with a sign-in account, as registration leaves it.
+
+    In `school`, else the school worked in (else the partner's first).
+    """
     user = User.objects.create_user(username, password=PASSWORD)
+    placed = {"school": school} if school is not None else {}
     return Learner.objects.create(
+        **placed,
         user=user,
         username=username,
         first_name=username.split(".")[0].title(),

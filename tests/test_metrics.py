@@ -7,10 +7,13 @@ import textwrap
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 from assessments.models import AssessmentAttempt
-from tests.factories import make_attempt
+from imports.models import ImportJob
+from schools.models import School
+from tests.factories import make_attempt, make_learner
 from tests.journeys import attempt_url, ready_to_send, register_pupil
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +77,39 @@ def test_they_hold_the_figures_operators_watch(client, settings, learner):
         assert name in text, name
     assert 'route="/learners/<int:pk>/"' in text
     assert "12345" not in text
+
+
+def test_with_several_schools_each_schools_work_has_its_own_series(client, settings, learner):
+    settings.METRICS_TOKEN = TOKEN
+    first = School.default()  # the learner's
+    bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
+    pupil = make_learner("zed.bravo", "u-zed", school=bravo)
+    make_attempt(learner, state=AssessmentAttempt.State.SUBMIT_PENDING)
+    for assessment_id in (42, 43):
+        make_attempt(pupil, assessment_id=assessment_id, state=AssessmentAttempt.State.SUBMITTED)
+    now = timezone.now()
+    ImportJob.objects.create(
+        filename="bravo.csv",
+        state=ImportJob.State.RUNNING,
+        created_at=now,
+        confirmed_at=now,
+        started_at=now,
+        school=bravo,
+    )
+
+    text = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").content.decode()
+
+    for line in (
+        f'portal_work_waiting{{queue="deliveries",school="{first.code}"}} 1.0',
+        'portal_work_waiting{queue="deliveries",school="BRAVO"} 0.0',
+        f'portal_work_waiting{{queue="results",school="{first.code}"}} 0.0',
+        'portal_work_waiting{queue="results",school="BRAVO"} 2.0',
+        'portal_work_running{queue="imports",school="BRAVO"} 1.0',
+        f'portal_work_running{{queue="imports",school="{first.code}"}} 0.0',
+        'portal_work_oldest_waiting_seconds{queue="imports",school="BRAVO"} 0.0',
+    ):
+        assert line in text, line
+    assert 'portal_work_waiting{queue="deliveries"}' not in text  # no total beside them
 
 
 def sample(name: str, **labels: str) -> float:

@@ -49,10 +49,10 @@ def safeguarding_banner(context) -> dict:
     }
 
 
-@register.inclusion_tag("safeguarding/includes/email_problems.html")
-def alert_email_problems() -> dict:
-    """Show the operations page which alert emails are not sent (counts and reasons only)."""
-    return {"problems": unsent_alert_emails()}
+@register.inclusion_tag("safeguarding/includes/email_problems.html", takes_context=True)
+def alert_email_problems(context) -> dict:
+    """Show the operations page which alert emails of the school are not sent (no names)."""
+    return {"problems": unsent_alert_emails(working_school_ids(context["request"].user))}
 
 
 @register.inclusion_tag("safeguarding/includes/acknowledgement_times.html", takes_context=True)
