@@ -100,7 +100,9 @@ class GroupForm(ClearRequiredMessages, forms.ModelForm):
     def validate_unique(self) -> None:
         name, year = self.cleaned_data.get("name"), self.cleaned_data.get("academic_year")
         if name and year:
-            clash = SchoolGroup.objects.filter(name__iexact=name, academic_year=year)
+            clash = SchoolGroup.objects.filter(
+                school_id=self.instance.school_id, name__iexact=name, academic_year=year
+            )
             if self.instance.pk:
                 clash = clash.exclude(pk=self.instance.pk)
             if clash.exists():

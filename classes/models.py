@@ -64,9 +64,13 @@ class SchoolGroup(models.Model):
         db_table = "learners_schoolgroup"  # the table it had before it moved here
         ordering = ["-academic_year", "name", "id"]
         constraints = [
-            # "7B" and "7b" in one year would be two groups nobody can tell apart.
+            # "7B" and "7b" in one year of a school would be two groups nobody can tell apart;
+            # two schools of a trust may each have their own 7B.
             models.UniqueConstraint(
-                Lower("name"), "academic_year", name="school_group_unique_name_per_year"
+                "school",
+                Lower("name"),
+                "academic_year",
+                name="school_group_unique_name_per_school_year",
             ),
         ]
 

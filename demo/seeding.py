@@ -20,20 +20,20 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.utils import timezone
 
 from accounts.access import STAFF_GROUP
-from accounts.models import StaffRole
-from accounts.services import staff_role_set
 from assessments.delivery import attempt_submit
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.services import attempt_save_answers, attempt_start
 from classes.models import SchoolGroup
 from classes.services import group_create, group_learners_add
 from dashboard.cohort import cohort_refresh
+from demo.trust import DemoTrust, demo_colleague_roles, demo_schools, demo_trust_staff
 from followups.models import FollowUp, FollowUpNote
 from followups.services import followup_due_date, followup_update
 from learners.models import Learner, Level
 from learners.services import RegistrationFailed, learner_register
 from safeguarding.models import Alert
 from safeguarding.services import escalation_deadline
+from schools.context import working_in
 from schools.models import PartnerSettings
 
 State = AssessmentAttempt.State
@@ -102,7 +102,7 @@ def wait_for_upstream(*, timeout: float, base_url: str | None = None) -> bool:
             time.sleep(0.25)
 
 
-def demo_staff_members(*, demo_staff: AbstractBaseUser) -> list[AbstractBaseUser]:
+def demo_staff_members(*, demo_staff: AbstractBaseUser, trust: DemoTrust) -> list[AbstractBaseUser]:
     """Return the demo staff member and a colleague (who cannot sign in) to share items with."""
     colleague, created = get_user_model().objects.get_or_create(
         username=COLLEAGUE_USERNAME, defaults={"first_name": "Dana", "last_name": "Counsellor"}
@@ -112,11 +112,11 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser) -> list[AbstractBaseUser
         colleague.save()
     colleague.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A deputy safeguarding lead: someone follow-ups can be handed to.
-    staff_role_set(user=colleague, role=StaffRole.DEPUTY_DSL)
+    demo_colleague_roles(colleague, trust)
     return [demo_staff, colleague]
 
 
-# One group per level, as a school or college would name them.
+# One group per level, as a school or college would name them (the primary's in the primary).
 DEMO_GROUPS = {
     Level.PRIMARY: ("Year 5 Oak", "class"),
     Level.SECONDARY: ("10B", "class"),
@@ -124,12 +124,14 @@ DEMO_GROUPS = {
 }
 
 
-def _demo_groups_seed(usernames: list[str], *, staff: AbstractBaseUser) -> None:
+def _demo_groups_seed(usernames: list[str], *, staff: AbstractBaseUser, trust: DemoTrust) -> None:
     """Put the demo learners in a group of their level, so the class pages show something."""
     for level, (name, kind) in DEMO_GROUPS.items():
-        group = SchoolGroup.objects.filter(name=name).first() or group_create(
-            name=name, level=level, kind=kind, created_by=staff, address=None
-        )
+        school = trust.school_for(level)
+        with working_in(school.pk):
+            group = SchoolGroup.objects.filter(name=name, school=school).first() or group_create(
+                name=name, level=level, kind=kind, created_by=staff, address=None
+            )
         group_learners_add(
             group=group,
             learners=Learner.objects.filter(username__in=usernames, level=level),
@@ -141,10 +143,15 @@ def _demo_groups_seed(usernames: list[str], *, staff: AbstractBaseUser) -> None:
 def demo_cohort_seed(
     *, staff: AbstractBaseUser, count: int, seed: int = 2026, password: str | None = None
 ) -> tuple[SeedSummary, str]:
-    """Register and assess `count` demo learners upstream; return a summary and their password."""
+    """Register and assess `count` demo learners upstream; return a summary and their password.
+
+    Primary pupils go to the trust's primary school, the others to its secondary.
+    """
     rng = random.Random(seed)
     password = password or f"Demo-{secrets.token_urlsafe(9)}"
-    people = demo_staff_members(demo_staff=staff)
+    trust = demo_schools()
+    demo_trust_staff(trust)  # each school's lead, before anyone is assessed
+    people = demo_staff_members(demo_staff=staff, trust=trust)
     summary = SeedSummary()
     now = timezone.now()
     levels = [Level.FURTHER_EDUCATION, Level.SECONDARY, Level.PRIMARY]
@@ -153,17 +160,18 @@ def demo_cohort_seed(
         first = FIRST_NAMES[number % len(FIRST_NAMES)]
         last = LAST_NAMES[(number * 7) % len(LAST_NAMES)]
         registered_at = now - timedelta(days=rng.uniform(2, HISTORY_DAYS), hours=rng.uniform(0, 8))
-        try:
-            learner = _register(first, last, level, password, staff, rng, registered_at)
-        except RegistrationFailed as failure:
-            summary.failures.append(f"{first} {last}: {failure.message}")
-            continue
-        summary.learners[Level(level).label] += 1
-        summary.usernames.append(learner.username)
-        _take_assessments(learner, number, rng, registered_at, now, summary)
+        with working_in(trust.school_for(level).pk):
+            try:
+                learner = _register(first, last, level, password, staff, rng, registered_at)
+            except RegistrationFailed as failure:
+                summary.failures.append(f"{first} {last}: {failure.message}")
+                continue
+            summary.learners[Level(level).label] += 1
+            summary.usernames.append(learner.username)
+            _take_assessments(learner, number, rng, registered_at, now, summary)
     _work_on_follow_ups(people, rng, now, summary)
     _acknowledge_alerts(people[0], rng, now, summary)
-    _demo_groups_seed(summary.usernames, staff=staff)
+    _demo_groups_seed(summary.usernames, staff=staff, trust=trust)
     # The dashboard's read model counted each result when it arrived, at seeding time; count
     # them again at the dates the demo moved them back to.
     cohort_refresh(

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.debug import sensitive_variables
 
+from accounts.access import schools_of
 from accounts.usernames import username_normal_form
 from classes.models import SchoolGroup
 from classes.selectors import groups_by_name
@@ -20,6 +21,7 @@ from learners.forms import EMAIL_MAX_LENGTH, LearnerRegistrationForm, username_i
 from learners.models import Learner, Level
 from learners.passwords import password_generate
 from learners.selectors import PENDING_REGISTRATION_STALE_AFTER
+from schools.models import School
 
 # Several groups in one `class` cell: "7B; Year 7".
 GROUP_SEPARATOR = ";"
@@ -103,8 +105,7 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
     number.
     """
     taken, importing = _usernames_in_use({row.values.get("username", "") for row in file_rows})
-    # The job's school's groups: a class named in the file is never another school's.
-    groups = groups_by_name(SchoolGroup.objects.filter(school_id=job.school_id))
+    schools = _RowSchools(job)
     levels = level_spellings()
     checked = []
     for row in file_rows:
@@ -117,7 +118,12 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
             for field, messages in form.errors.items()
             for message in messages
         ]
-        group_ids, unknown_groups = _groups_named(values["class"], groups)
+        school_id, school_problem = schools.named(values["school"])
+        group_ids, unknown_groups = [], []
+        if school_problem:
+            problems.append(_field_problem("school", school_problem))
+        else:  # a row's groups are its school's
+            group_ids, unknown_groups = _groups_named(values["class"], schools.groups(school_id))
         if unknown_groups:
             problems.append(_unknown_groups_problem(unknown_groups))
         if row.extra_cells:
@@ -162,8 +168,47 @@ def rows_check(job: ImportJob, file_rows: list[FileRow], *, first_seen: dict[str
                             % {"username": username},
                         )
                     )
-        checked.append(_import_row(job, row.number, form, values, problems, group_ids))
+        checked.append(_import_row(job, row.number, form, values, problems, group_ids, school_id))
     return checked
+
+
+class _RowSchools:
+    """The schools an import's rows may name: any school's code, if the uploader works there."""
+
+    def __init__(self, job: ImportJob):
+        everyone = School.everyone()
+        self.job_school_id = job.school_id
+        self.by_code = {school.code.casefold(): school for school in everyone}
+        uploader = job.created_by
+        self.allowed = {school.pk for school in (schools_of(uploader) if uploader else everyone)}
+        self._groups: dict[int, dict[str, int]] = {}
+
+    def named(self, code: str) -> tuple[int | None, str]:
+        """Return the id of the school a row's cell names (empty: the job's), or a problem."""
+        if not code:
+            return self.job_school_id, ""
+        school = self.by_code.get(code.casefold())
+        if school is None:
+            return None, _(
+                "There is no school with the code %(code)s. The schools' codes are: %(codes)s."
+            ) % {
+                "code": value_quoted(code),
+                "codes": ", ".join(sorted(school.code for school in self.by_code.values())),
+            }
+        if school.pk not in self.allowed:
+            return None, _(
+                "You do not work in %(school)s (%(code)s), so you cannot register its learners: "
+                "ask a member of its staff to."
+            ) % {"school": school.name, "code": school.code}
+        return school.pk, ""
+
+    def groups(self, school_id: int) -> dict[str, int]:
+        """Return a school's groups by case-folded name (read once per batch)."""
+        if school_id not in self._groups:
+            self._groups[school_id] = groups_by_name(
+                SchoolGroup.objects.filter(school_id=school_id)
+            )
+        return self._groups[school_id]
 
 
 def _groups_named(cell: str, groups: dict[str, int]) -> tuple[list[int], list[str]]:
@@ -190,12 +235,19 @@ def _unknown_groups_problem(names: list[str]) -> str:
 
 @sensitive_variables("password", "values")
 def _import_row(
-    job: ImportJob, number: int, form, values: dict, problems: list[str], group_ids: list[int]
+    job: ImportJob,
+    number: int,
+    form,
+    values: dict,
+    problems: list[str],
+    group_ids: list[int],
+    school_id: int | None,
 ) -> ImportRow:
     """Build the ImportRow of a checked row; only a valid row keeps a password (encrypted)."""
     if problems:
         return ImportRow(
             job=job,
+            school_id=school_id,
             row_number=number,
             state=ImportRow.State.INVALID,
             problems=problems,
@@ -214,6 +266,7 @@ def _import_row(
         )
     return ImportRow(
         job=job,
+        school_id=school_id,
         row_number=number,
         state=ImportRow.State.QUEUED,
         username=data["username"],

@@ -16,9 +16,21 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from learners.models import Level
+from schools.models import several_schools
 
-# The columns are the spec's field names; the template offers them in this order.
-COLUMNS = ("username", "password", "dob", "email", "first_name", "last_name", "level", "class")
+# The columns are the spec's field names; the template offers them in this order. `school`
+# (a school's code) is offered only to a partner with several schools.
+COLUMNS = (
+    "username",
+    "password",
+    "dob",
+    "email",
+    "first_name",
+    "last_name",
+    "level",
+    "class",
+    "school",
+)
 REQUIRED_COLUMNS = ("username", "dob")
 # A name no demo learner has, so the template uploaded as it is checks cleanly.
 TEMPLATE_EXAMPLE = (
@@ -30,8 +42,16 @@ TEMPLATE_EXAMPLE = (
     "Pupil",
     Level.SECONDARY.value,
     "",
+    "",
 )
 BINARY_SNIFF_BYTES = 8192
+
+
+def template_rows(school_code: str | None) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Return the template's header and example row; with a school's code, its school column."""
+    if school_code is None:
+        return list(COLUMNS[:-1]), [TEMPLATE_EXAMPLE[:-1]]
+    return list(COLUMNS), [(*TEMPLATE_EXAMPLE[:-1], school_code)]
 
 
 class ImportFileError(Exception):
@@ -173,24 +193,30 @@ def _rows_of(records: Iterator[tuple[int, list[str]]]) -> Iterator[FileRow]:
 
 def _check_header(columns: list[str]) -> None:
     """Refuse a header with unknown, repeated or missing columns, naming them."""
-    # The column names are the file's, the same in every language.
-    expected = ", ".join(COLUMNS)
+    # The column names are the file's, the same in every language. A partner with one school
+    # is not told of the school column (a file may still have it, empty or with its code).
+    offered = COLUMNS if several_schools() else COLUMNS[:-1]
+    expected = ", ".join(offered)
     unknown = [column for column in columns if column and column not in COLUMNS]
     if unknown:
         raise ImportFileError(
             # Translators: %(unknown)s lists the unknown column names as they are in the file
-            # (in quotes, separated by commas); %(expected)s lists the column names, which stay
-            # as they are.
+            # (in quotes, separated by commas); %(expected)s lists the column names, and
+            # %(optional)s those that may be left out (e.g. "password, email and class"),
+            # which stay as they are.
             ngettext(
                 "The header row has unknown column %(unknown)s. The columns are: %(expected)s "
-                "(password, email, first_name, last_name, level and class may be left out).",
+                "(%(optional)s may be left out).",
                 "The header row has unknown columns %(unknown)s. The columns are: %(expected)s "
-                "(password, email, first_name, last_name, level and class may be left out).",
+                "(%(optional)s may be left out).",
                 len(unknown),
             )
             % {
                 "unknown": ", ".join(value_quoted(column) for column in unknown),
                 "expected": expected,
+                "optional": get_text_list(
+                    [column for column in offered if column not in REQUIRED_COLUMNS], _("and")
+                ),
             }
         )
     repeated = sorted({column for column in columns if column and columns.count(column) > 1})

@@ -88,6 +88,10 @@ class ImportRow(models.Model):
     email = models.CharField(max_length=254, blank=True)
     dob = models.DateField(gettext_lazy("date of birth"), null=True, blank=True)
     level = models.CharField(max_length=32, blank=True)
+    # The school the learner is registered into: the row's `school` cell, else the job's.
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     # The groups the file's `class` cell named, joined once the learner is registered.
     group_ids = models.JSONField(default=list, blank=True)
     # Fernet-encrypted (imports.passwords), wiped once hashed locally; a generated one

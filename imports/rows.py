@@ -216,7 +216,7 @@ def _accounts_create(rows: list[ImportRow]) -> None:
                         username=row.username,
                         password=None,  # hashed later, off the upstream call's path
                         registered_by=row.job.confirmed_by,
-                        school_id=row.job.school_id,
+                        school_id=row.school_id or row.job.school_id,
                         **_row_fields(row),
                     )
                     ImportRow.objects.filter(pk=row.pk).update(learner=learner)
@@ -237,7 +237,7 @@ def _learner_pending(row: ImportRow, user) -> Learner:
         user=user,
         username=row.username,
         registered_by=row.job.confirmed_by,
-        school_id=row.job.school_id,
+        school_id=row.school_id or row.job.school_id,
         **_row_fields(row),
     )
 

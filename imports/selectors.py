@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy
 from imports.models import ImportJob, ImportRow
 from imports.progress import ImportProgress, progress_of
 from ops.health import WorkQueue, waited_seconds
+from schools.models import School, several_schools
 
 
 def _progress_counts() -> dict[str, Count]:
@@ -135,3 +136,18 @@ def imports_running_by_school() -> dict[int, WorkQueue]:
     )
     now = timezone.now()
     return {row["school_id"]: _job_queue(row, now) for row in rows}
+
+
+def import_valid_rows_by_school(job: ImportJob) -> list[tuple[str, int]]:
+    """Return how many valid rows go to each school (name, count), by name; [] with one school."""
+    if not several_schools():
+        return []
+    names = {school.pk: school.name for school in School.everyone()}
+    counts = (
+        ImportRow.objects.filter(job=job)
+        .exclude(state=ImportRow.State.INVALID)
+        .values("school_id")
+        .annotate(rows=Count("pk"))
+        .values_list("school_id", "rows")
+    )
+    return sorted((names.get(school_id or job.school_id, "?"), rows) for school_id, rows in counts)

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.access import in_working_schools, one_school, whole_school_required
-from imports.files import COLUMNS, TEMPLATE_EXAMPLE
+from accounts.access import in_working_schools, one_school, schools_of, whole_school_required
+from imports.files import template_rows
 from imports.forms import ImportUploadForm
 from imports.models import ImportJob
 from imports.selectors import (
@@ -20,6 +20,7 @@ from imports.selectors import (
     import_progress,
     import_progresses,
     import_result_rows,
+    import_valid_rows_by_school,
 )
 from imports.services import (
     CredentialsGone,
@@ -34,6 +35,7 @@ from imports.services import (
 )
 from kit.addresses import client_address
 from kit.csv_export import csv_download
+from schools.models import several_schools
 
 ROWS_PER_PAGE = 100
 JOBS_PER_PAGE = 25
@@ -58,7 +60,18 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             form.add_error("file", error.message)
         else:
             return redirect("imports:job", pk=job.pk)
-    return render(request, "imports/upload.html", {"form": form})
+    context = {"form": form, "school_codes": _school_codes(request)}
+    return render(request, "imports/upload.html", context)
+
+
+def _school_codes(request: HttpRequest) -> list[str] | None:
+    """Return the codes of the schools the user may register into; None with one school."""
+    if not several_schools():
+        return None
+    working = request.working_school_id
+    mine = schools_of(request.user)
+    # The school worked in first: it is the one an empty cell means.
+    return [s.code for s in mine if s.pk == working] + [s.code for s in mine if s.pk != working]
 
 
 @whole_school_required
@@ -79,8 +92,13 @@ def import_list(request: HttpRequest) -> HttpResponse:
 
 @whole_school_required
 def import_template(request: HttpRequest) -> HttpResponse:
-    """Download an empty import file with the columns and one example row."""
-    return csv_download("learners-import-template.csv", list(COLUMNS), [TEMPLATE_EXAMPLE])
+    """Download an empty import file with the columns and one example row.
+
+    With several schools it has a `school` column, its example the school worked in.
+    """
+    codes = _school_codes(request)
+    header, rows = template_rows(codes[0] if codes else None)
+    return csv_download("learners-import-template.csv", header, rows)
 
 
 @whole_school_required
@@ -90,8 +108,10 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
     import_credentials_expire()
     if import_job_resume_if_stalled(job=job):
         job.refresh_from_db()
+    by_school = []
     if job.state == ImportJob.State.PREVIEW:
         rows = import_invalid_rows(job)
+        by_school = import_valid_rows_by_school(job)
     else:
         rows = import_failed_rows(job)
     context = {
@@ -101,6 +121,7 @@ def import_job(request: HttpRequest, pk: int) -> HttpResponse:
         "upload_form": ImportUploadForm(initial={"replaces": job.pk}),
         "credentials_available": import_credentials_available(job),
         "refresh_seconds": REFRESH_SECONDS,
+        "by_school": by_school,
     }
     return render(request, "imports/job.html", context)
 

@@ -196,3 +196,27 @@ def partner_settings_update(
             **{field: _as_json(value) for field, value in changes.items()},
         )
     return list(changes)
+
+
+@transaction.atomic
+def staff_trust_role_drop(
+    *, user: AbstractBaseUser, changed_by: AbstractBaseUser | None, address: str | None
+) -> str | None:
+    """End an account's trust role (its roles in schools stay); return it, None if it had none."""
+    profile = StaffProfile.objects.select_for_update().filter(user=user).first()
+    if profile is None or not profile.role:
+        return None
+    dropped = profile.role
+    profile.role = ""
+    profile.save(update_fields=["role"])
+    # The account's loaded profile too: what it may do is read from it for the rest of the run.
+    if hasattr(user, "staff_profile"):
+        user.staff_profile.role = ""
+    audit_record(
+        actor=changed_by,
+        address=address,
+        action=Action.STAFF_CHANGED,
+        account=user.get_username(),
+        trust_role_ended=dropped,
+    )
+    return dropped

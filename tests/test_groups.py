@@ -10,6 +10,7 @@ from audit.models import AuditEvent
 from classes.models import GroupMembership, SchoolGroup, current_academic_year
 from imports.models import ImportJob
 from learners.models import Learner, Level
+from schools.models import School
 from tests.factories import (
     HEADER,
     make_group,
@@ -65,6 +66,17 @@ def test_a_class_needs_a_name_and_a_level_and_a_name_free_this_year(admin, class
     assert "Enter the group&#x27;s name." in empty and "Choose the level." in empty
     assert f"There is already a group called 7b in {current_academic_year()}." in twice
     assert SchoolGroup.objects.count() == 1
+
+
+def test_another_schools_7b_leaves_the_name_free_in_this_school(admin):
+    ash = School.objects.create(code="100002", name="Ash Academy")
+    theirs = SchoolGroup.objects.create(name="7B", level=Level.SECONDARY, school=ash)
+
+    response = signed_in(admin).post("/classes/new/", {"name": "7b", "level": Level.SECONDARY})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    ours = SchoolGroup.objects.exclude(pk=theirs.pk).get()
+    assert ours.name == "7b" and ours.school == School.objects.get(code="SCHOOL")
 
 
 def test_a_teacher_sees_the_learners_of_their_class_and_no_one_else(teacher, class_7b):

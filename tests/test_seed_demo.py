@@ -9,16 +9,24 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from accounts.access import STAFF_GROUP, safeguarding_ready, staff_role
-from accounts.models import StaffRole
+from accounts.access import (
+    STAFF_GROUP,
+    safeguarding_ready,
+    staff_role,
+    trust_role,
+    trust_safeguarding_leads,
+)
+from accounts.models import SchoolRole, StaffRole
 from assessments.models import AssessmentAttempt
 from classes.models import SchoolGroup
 from dashboard.models import CohortResult
+from demo import trust
 from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from partner_api import get_client
 from safeguarding.models import Alert
+from schools.models import School
 from tests.factories import make_learner, make_staff
 
 State = AssessmentAttempt.State
@@ -71,6 +79,60 @@ def test_the_demo_accounts_are_a_safeguarding_lead_and_an_admin(db, tmp_path, mo
 
     assert staff_role(User.objects.get(username=demo_staff.DEMO_USERNAME)) == StaffRole.DSL
     assert staff_role(User.objects.get(username=demo_staff.DEMO_ADMIN_USERNAME)) == "admin"
+
+
+@pytest.mark.no_dsl
+def test_the_demo_trust_has_two_schools_each_lead_and_the_trusts_people(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(demo_staff, "PASSWORD_FILE", tmp_path / "password")
+
+    outputs = [run_demo_staff() for _run in range(2)]
+
+    schools = {school.code: school.name for school in School.objects.all()}
+    assert schools == {"100001": "Oak Primary", "100002": "Ash Academy"}
+    primary, secondary = School.objects.get(code="100001"), School.objects.get(code="100002")
+    assert safeguarding_ready(primary.pk) and safeguarding_ready(secondary.pk)
+    oak_lead = User.objects.get(username=trust.PRIMARY_LEAD_USERNAME)
+    assert list(SchoolRole.objects.filter(user=oak_lead).values_list("school", "role")) == [
+        (primary.pk, StaffRole.DSL)
+    ]
+    trust_admin = User.objects.get(username=trust.TRUST_ADMIN_USERNAME)
+    trust_lead = User.objects.get(username=trust.TRUST_LEAD_USERNAME)
+    assert trust_role(trust_admin) == StaffRole.TRUST_ADMIN
+    assert trust_role(trust_lead) == StaffRole.TRUST_SAFEGUARDING_LEAD
+    assert list(trust_safeguarding_leads()) == [trust_lead]  # an email: escalations reach them
+    output = outputs[1]
+    password = output.split("password for all: ")[1].split()[0]
+    assert outputs[0] == output and output.count(password) == 1
+    for username in (
+        demo_staff.DEMO_USERNAME,
+        demo_staff.DEMO_ADMIN_USERNAME,
+        trust.PRIMARY_LEAD_USERNAME,
+        trust.TRUST_ADMIN_USERNAME,
+        trust.TRUST_LEAD_USERNAME,
+    ):
+        assert f"    {username} (" in output
+        assert User.objects.get(username=username).check_password(password)
+    assert "Ash Academy (100002, secondary) and Oak Primary (100001, primary)" in output
+
+
+def run_demo_staff() -> str:
+    out = io.StringIO()
+    call_command("demo_staff", stdout=out)
+    return out.getvalue()
+
+
+def test_primary_pupils_are_in_the_primary_the_others_in_the_secondary(seeded):
+    primary, secondary = School.objects.get(code="100001"), School.objects.get(code="100002")
+
+    assert School.objects.count() == 2
+    for learner in Learner.objects.all():
+        assert learner.school == (primary if learner.level == Level.PRIMARY else secondary)
+    for group in SchoolGroup.objects.all():
+        assert group.school == (primary if group.level == Level.PRIMARY else secondary)
+    assessed = AssessmentAttempt.objects.filter(state=State.COMPLETED)
+    assert assessed.filter(learner__school=primary).exists()
+    assert assessed.filter(learner__school=secondary).exists()
+    assert FollowUp.objects.filter(school=primary).exists()
 
 
 @pytest.mark.no_dsl
