@@ -20,7 +20,7 @@ from accounts.access import (
     trust_role,
 )
 from schools.context import reset_working_school, set_working_school
-from schools.models import School, several_schools
+from schools.models import several_schools
 
 SESSION_KEY = "working_school"
 
@@ -97,8 +97,3 @@ def school_choose(request: HttpRequest) -> HttpResponse:
     if not safe or not target.startswith("/") or _RECORD_PAGE.search(target.split("?")[0]):
         target = "/"
     return HttpResponseRedirect(target)
-
-
-def school_named(code: str) -> School | None:
-    """Return the school with this code (as typed: spaces and case ignored), or None."""
-    return School.objects.filter(code__iexact=code.strip()).first()
