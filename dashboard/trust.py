@@ -1,0 +1,174 @@
+"""The trust's figures: one row per school, protected per school, and totals of what is shown.
+
+A fixed few queries, each grouped by school, whatever the number of schools. Each school's
+counts are protected on their own (dashboard.disclosure) before any total is formed, and a
+total adds up only the figures shown: a count withheld as "fewer than N" adds nothing, so no
+school's small count can be worked out by subtracting the others from the total. A school
+whose admins withhold its figures (PartnerSettings.withhold_from_trust) is left out of every
+query, and so of every total.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.apps import apps
+from django.db.models import Count, DurationField, ExpressionWrapper, F, QuerySet
+from django.db.models.expressions import Window
+from django.db.models.functions import RowNumber
+from django.utils.translation import gettext as _
+
+from dashboard.disclosure import exact, protect
+from dashboard.models import LATEST, CohortNeedsHelp, CohortResult
+from dashboard.selectors import COUNTED_STATUSES, min_group_size
+from kit.charts import Figure
+from learners.models import Learner
+from schools.models import PartnerSettings, School
+
+
+@dataclass(frozen=True)
+class SchoolRow:
+    """One school's figures (None and empty when withheld), or the trust's total row."""
+
+    name: str
+    withheld: bool = False
+    registered: Figure | None = None
+    assessed: Figure | None = None
+    needs_help: tuple[Figure, ...] = ()  # in the order of TrustFigures.areas
+    alerts: Figure | None = None
+    # Over the acknowledged real alerts: None when there are none.
+    median_acknowledgement: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class TrustFigures:
+    min_group_size: int
+    areas: tuple[str, ...]
+    schools: tuple[SchoolRow, ...]
+    total: SchoolRow
+
+    @property
+    def withheld(self) -> int:
+        return sum(row.withheld for row in self.schools)
+
+
+def alert_model():
+    """Return the safeguarding Alert model by name: that app sits above this one."""
+    return apps.get_model("safeguarding", "Alert")
+
+
+def trust_figures() -> TrustFigures:
+    """Return every school's figures and the trust's totals, in seven queries."""
+    size = min_group_size()
+    schools = School.everyone()
+    withheld = set(
+        PartnerSettings.objects.filter(withhold_from_trust=True).values_list("school_id", flat=True)
+    )
+    counts = _counts_by_school(withheld)
+    areas = _area_order(counts["areas"], size)
+    rows = tuple(
+        SchoolRow(name=school.name, withheld=True)
+        if school.pk in withheld
+        else _school_row(school, counts, areas, size)
+        for school in schools
+    )
+    shown = [row for row in rows if not row.withheld]
+    total = SchoolRow(
+        name=_("All schools shown"),
+        registered=_sum_shown(_("Learners registered"), [row.registered for row in shown]),
+        assessed=_sum_shown(_("Learners assessed"), [row.assessed for row in shown]),
+        needs_help=tuple(
+            _sum_shown(area, [row.needs_help[i] for row in shown]) for i, area in enumerate(areas)
+        ),
+        alerts=_sum_shown(_("Alerts raised"), [row.alerts for row in shown]),
+        median_acknowledgement=counts["trust_median"],
+    )
+    return TrustFigures(min_group_size=size, areas=areas, schools=rows, total=total)
+
+
+def _school_row(school: School, counts: dict, areas: tuple[str, ...], size: int) -> SchoolRow:
+    """Return one school's figures, each protected on its own."""
+    needing_help = counts["areas"].get(school.pk, {})
+    return SchoolRow(
+        name=school.name,
+        registered=exact(_("Learners registered"), counts["registered"].get(school.pk, 0)),
+        assessed=protect(
+            _("Learners assessed"), counts["assessed"].get(school.pk, 0), min_size=size
+        ),
+        # A learner may need help in several areas: each count is protected on its own.
+        needs_help=tuple(protect(area, needing_help.get(area, 0), min_size=size) for area in areas),
+        alerts=protect(_("Alerts raised"), counts["alerts"].get(school.pk, 0), min_size=size),
+        median_acknowledgement=counts["medians"].get(school.pk),
+    )
+
+
+def _sum_shown(label: str, figures: list[Figure]) -> Figure:
+    """Return the total of the figures shown: a withheld one adds nothing."""
+    return exact(label, sum(figure.value for figure in figures if not figure.withheld))
+
+
+def _counts_by_school(withheld: set[int]) -> dict:
+    """Return the raw counts of the schools not withheld, each read grouped by school."""
+    learners = Learner.objects.filter(status__in=COUNTED_STATUSES).exclude(school_id__in=withheld)
+    registered = dict(learners.values_list("school_id").annotate(n=Count("*")).order_by())
+    # Each learner assessed has exactly one latest result (dashboard.models).
+    assessed = dict(
+        CohortResult.objects.filter(LATEST)
+        .exclude(learner__school_id__in=withheld)
+        .values_list("learner__school_id")
+        .annotate(n=Count("*"))
+        .order_by()
+    )
+    areas: dict[int, dict[str, int]] = defaultdict(dict)
+    for school_id, name, n in (
+        CohortNeedsHelp.objects.filter(LATEST)
+        .exclude(cohort_result__learner__school_id__in=withheld)
+        .values_list("cohort_result__learner__school_id", "name")
+        .annotate(n=Count("*"))
+        .order_by()
+    ):
+        areas[school_id][name] = n
+    Alert = alert_model()
+    alerts = Alert.objects.exclude(kind=Alert.Kind.TEST).exclude(school_id__in=withheld)
+    return {
+        "registered": registered,
+        "assessed": assessed,
+        "areas": areas,
+        "alerts": dict(alerts.values_list("school_id").annotate(n=Count("*")).order_by()),
+        "medians": _medians(alerts, by_school=True),
+        "trust_median": _medians(alerts, by_school=False).get(None),
+    }
+
+
+def _medians(alerts: QuerySet, *, by_school: bool) -> dict[int | None, timedelta]:
+    """Return the median time to acknowledge of the alerts, by school (or None: all of them).
+
+    The database ranks each school's acknowledged alerts by the time taken and returns only
+    the middle one or two of each: one row or two per school, however many alerts there are.
+    """
+    taken = ExpressionWrapper(F("acknowledged_at") - F("raised_at"), output_field=DurationField())
+    partition = [F("school_id")] if by_school else None
+    middle = (
+        alerts.filter(acknowledged_at__isnull=False)
+        .annotate(
+            taken=taken,
+            rank=Window(RowNumber(), partition_by=partition, order_by=[taken.asc(), F("pk").asc()]),
+            acknowledged=Window(Count("*"), partition_by=partition),
+        )
+        # The middle row of an odd count; the two middle rows of an even one.
+        .filter(rank__gte=(F("acknowledged") + 1) / 2, rank__lte=F("acknowledged") / 2 + 1)
+        .values_list("school_id", "taken")
+    )
+    found: dict[int | None, list[timedelta]] = defaultdict(list)
+    for school_id, time_taken in middle:
+        found[school_id if by_school else None].append(time_taken)
+    return {key: sum(times, timedelta()) / len(times) for key, times in found.items()}
+
+
+def _area_order(areas: dict[int, dict[str, int]], size: int) -> tuple[str, ...]:
+    """Return the focus areas by learners shown needing help across the trust, then by name."""
+    shown: dict[str, int] = defaultdict(int)
+    for by_name in areas.values():
+        for name, n in by_name.items():
+            shown[name] += n if n >= size else 0
+    return tuple(sorted(shown, key=lambda name: (-shown[name], name.lower())))
