@@ -10,11 +10,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import StaffRole
+from audit.models import AuditEvent
 from learners.models import Learner
 from safeguarding.models import Alert
 from schools.context import working_in
 from schools.models import PartnerSettings, School
-from tests.factories import cohort_learner, completed, make_staff
+from tests.factories import cohort_learner, completed, make_staff, settings_form
 
 SLEEP, FOCUS = "SLEEP & TIREDNESS", "FOCUS & ATTENTION"
 LEARNERS_AND_ALERTS = "Learners and safeguarding alerts, by school"
@@ -179,3 +180,61 @@ def test_trust_roles_see_the_trust_dashboard_and_school_staff_get_a_404(client, 
         client.force_login(make_staff(f"school.{role}", role=role, school=big))
         assert client.get("/dashboard/").status_code == 200, role  # staff, in their school
         assert client.get("/trust/").status_code == 404, role
+
+
+def test_a_one_school_deployment_shows_nothing_about_the_trust(client, superuser):
+    client.force_login(superuser)  # a trust admin too, with one school
+    response = client.get("/settings/")
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Save settings" in html
+    assert 'href="/settings/">Settings</a>' in html
+    assert "withhold_from_trust" not in html
+    assert "Trust dashboard" not in html
+    assert "school-choice" not in html
+
+
+def test_a_school_admin_withholds_its_figures_and_the_change_is_audited(client, big, small):
+    client.force_login(make_staff("ada.admin", role=StaffRole.ADMIN, school=small))
+    page = client.get("/settings/").content.decode()
+    assert 'name="withhold_from_trust"' in page
+    with working_in(small.pk):
+        form = settings_form(withhold_from_trust=True)
+
+    response = client.post("/settings/", form, follow=True)
+
+    assert "Saved." in response.content.decode()
+    assert PartnerSettings.of(small.pk).withhold_from_trust is True
+    assert PartnerSettings.of(big.pk).withhold_from_trust is False
+    event = AuditEvent.objects.get(action=AuditEvent.Action.SETTINGS_CHANGED)
+    assert event.detail == {"withhold_from_trust": True}
+    assert event.actor_username == "ada.admin"
+    assert event.school_id == small.pk
+
+    with working_in(small.pk):
+        form = settings_form(withhold_from_trust=False)
+    client.post("/settings/", form)
+    assert PartnerSettings.of(small.pk).withhold_from_trust is False
+    changes = AuditEvent.objects.filter(action=AuditEvent.Action.SETTINGS_CHANGED)
+    assert [event.detail for event in changes.order_by("pk")] == [
+        {"withhold_from_trust": True},
+        {"withhold_from_trust": False},
+    ]
+
+
+def test_the_trust_cannot_change_a_schools_choice_to_withhold(client, big, small):
+    withhold(small)
+    client.force_login(make_staff("tara.trust", role=StaffRole.TRUST_ADMIN))
+    client.post("/schools/choose/", {"school": small.pk, "next": "/settings/"})
+    page = client.get("/settings/").content.decode()
+    assert "Only the school&#x27;s own admins can change this." in page
+    with working_in(small.pk):
+        form = settings_form()
+    form.pop("withhold_from_trust", None)  # a disabled box is not sent, nor is an unticked one
+
+    response = client.post("/settings/", form, follow=True)
+
+    assert response.status_code == 200
+    assert PartnerSettings.of(small.pk).withhold_from_trust is True
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.SETTINGS_CHANGED).exists()
