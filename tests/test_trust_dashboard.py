@@ -7,6 +7,7 @@ from html import unescape
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import StaffRole
@@ -180,6 +181,45 @@ def test_trust_roles_see_the_trust_dashboard_and_school_staff_get_a_404(client, 
         client.force_login(make_staff(f"school.{role}", role=role, school=big))
         assert client.get("/dashboard/").status_code == 200, role  # staff, in their school
         assert client.get("/trust/").status_code == 404, role
+
+
+def test_a_trust_viewer_is_sent_to_the_trust_dashboard_and_sees_no_learner_page(viewer_client, big):
+    (learner,) = pupils(big, 1)
+
+    response = viewer_client.get("/", follow=True)
+
+    assert response.redirect_chain == [("/trust/", 302)]
+    html = response.content.decode()
+    nav = html.split('<nav aria-label="Main">')[1].split("</nav>")[0]
+    assert re.findall(r"<a [^>]*>([^<]+)</a>", nav) == ["Trust dashboard"]
+    assert "Sign out" in nav
+    assert 'id="school-choice"' not in html  # no school to switch to: figures only
+    for name, args in (
+        ("dashboard:home", []),
+        ("learners:list", []),
+        ("learners:detail", [learner.pk]),
+        ("learners:new", []),
+        ("classes:list", []),
+        ("followups:queue", []),
+        ("safeguarding:alerts", []),
+        ("operations", []),
+        ("staff:staff_list", []),
+        ("staff:settings", []),
+        ("staff:sign_in_locks", []),
+        ("dashboard:results_csv", []),
+    ):
+        path = reverse(name, args=args)
+        assert viewer_client.get(path).status_code == 404, path
+
+
+def test_trust_admins_and_safeguarding_leads_still_start_on_the_dashboard(client, big):
+    for role in (StaffRole.TRUST_ADMIN, StaffRole.TRUST_SAFEGUARDING_LEAD):
+        client.force_login(make_staff(f"trust.{role}", role=role))
+        response = client.get("/")
+        assert response.status_code == 302
+        assert response["Location"] == "/dashboard/"
+        nav = client.get("/dashboard/").content.decode().split("</nav>")[0]
+        assert 'href="/trust/">Trust dashboard</a>' in nav
 
 
 def test_a_one_school_deployment_shows_nothing_about_the_trust(client, superuser):
