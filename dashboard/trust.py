@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.apps import apps
-from django.db.models import Count, DurationField, ExpressionWrapper, F, QuerySet
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, QuerySet
 from django.db.models.expressions import Window
 from django.db.models.functions import RowNumber
 from django.utils.translation import gettext as _
@@ -58,7 +58,7 @@ def alert_model():
 
 
 def trust_figures() -> TrustFigures:
-    """Return every school's figures and the trust's totals, in seven queries."""
+    """Return every school's figures and the trust's totals, in six queries."""
     size = min_group_size()
     schools = School.everyone()
     withheld = set(
@@ -131,39 +131,62 @@ def _counts_by_school(withheld: set[int]) -> dict:
         areas[school_id][name] = n
     Alert = alert_model()
     alerts = Alert.objects.exclude(kind=Alert.Kind.TEST).exclude(school_id__in=withheld)
+    medians, trust_median = _medians(alerts)
     return {
+        "medians": medians,
+        "trust_median": trust_median,
         "registered": registered,
         "assessed": assessed,
         "areas": areas,
         "alerts": dict(alerts.values_list("school_id").annotate(n=Count("*")).order_by()),
-        "medians": _medians(alerts, by_school=True),
-        "trust_median": _medians(alerts, by_school=False).get(None),
     }
 
 
-def _medians(alerts: QuerySet, *, by_school: bool) -> dict[int | None, timedelta]:
-    """Return the median time to acknowledge of the alerts, by school (or None: all of them).
+def _medians(alerts: QuerySet) -> tuple[dict[int, timedelta], timedelta | None]:
+    """Return the median time to acknowledge of the alerts by school, and of them all.
 
-    The database ranks each school's acknowledged alerts by the time taken and returns only
-    the middle one or two of each: one row or two per school, however many alerts there are.
+    The database ranks the acknowledged alerts by the time taken, in each school and across
+    them, and returns only the middle one or two of each: a few rows, however many alerts.
     """
     taken = ExpressionWrapper(F("acknowledged_at") - F("raised_at"), output_field=DurationField())
-    partition = [F("school_id")] if by_school else None
-    middle = (
+    in_order = [taken.asc(), F("pk").asc()]
+    school = [F("school_id")]
+    rows = (
         alerts.filter(acknowledged_at__isnull=False)
         .annotate(
             taken=taken,
-            rank=Window(RowNumber(), partition_by=partition, order_by=[taken.asc(), F("pk").asc()]),
-            acknowledged=Window(Count("*"), partition_by=partition),
+            school_rank=Window(RowNumber(), partition_by=school, order_by=in_order),
+            school_count=Window(Count("*"), partition_by=school),
+            trust_rank=Window(RowNumber(), order_by=in_order),
+            trust_count=Window(Count("*")),
         )
-        # The middle row of an odd count; the two middle rows of an even one.
-        .filter(rank__gte=(F("acknowledged") + 1) / 2, rank__lte=F("acknowledged") / 2 + 1)
-        .values_list("school_id", "taken")
+        .filter(_middle("school_rank", "school_count") | _middle("trust_rank", "trust_count"))
+        .order_by()  # in no order: the newest first (Alert's own) would sort every alert
+        .values_list(
+            "school_id", "taken", "school_rank", "school_count", "trust_rank", "trust_count"
+        )
     )
-    found: dict[int | None, list[timedelta]] = defaultdict(list)
-    for school_id, time_taken in middle:
-        found[school_id if by_school else None].append(time_taken)
-    return {key: sum(times, timedelta()) / len(times) for key, times in found.items()}
+    by_school: dict[int, list[timedelta]] = defaultdict(list)
+    trust: list[timedelta] = []
+    for school_id, time_taken, school_rank, school_count, trust_rank, trust_count in rows:
+        if _is_middle(school_rank, school_count):
+            by_school[school_id].append(time_taken)
+        if _is_middle(trust_rank, trust_count):
+            trust.append(time_taken)
+    return {key: _mean(times) for key, times in by_school.items()}, _mean(trust)
+
+
+def _middle(rank: str, count: str) -> Q:
+    """Return the condition that a row is the middle one of an odd count, or of an even two."""
+    return Q(**{f"{rank}__gte": (F(count) + 1) / 2, f"{rank}__lte": F(count) / 2 + 1})
+
+
+def _is_middle(rank: int, count: int) -> bool:
+    return (count + 1) // 2 <= rank <= count // 2 + 1
+
+
+def _mean(times: list[timedelta]) -> timedelta | None:
+    return sum(times, timedelta()) / len(times) if times else None
 
 
 def _area_order(areas: dict[int, dict[str, int]], size: int) -> tuple[str, ...]:

@@ -133,6 +133,7 @@ def test_a_withheld_school_shows_as_withheld_and_adds_nothing_to_the_totals(
     assert "1 school has withheld its figures from the trust" in response.content.decode()
 
 
+@pytest.mark.backend  # the medians: window functions over a difference of times
 def test_real_alerts_are_counted_per_school_with_their_median_time_to_acknowledge(
     viewer_client, big, small
 ):
