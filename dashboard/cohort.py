@@ -51,7 +51,12 @@ def _results():
 
 def _write(results) -> None:
     rows = results.values_list(
-        "pk", "attempt__learner_id", "attempt__learner__level", "done_at", "risk_level"
+        "pk",
+        "attempt__learner_id",
+        "attempt__learner__level",
+        "done_at",
+        "risk_level",
+        "attempt__learner__school_id",
     ).iterator(chunk_size=BATCH)
     for batch in _learner_batches(rows):
         cohort_rows = list(_superseded(batch))
@@ -68,6 +73,7 @@ def _write(results) -> None:
                     cohort_result_id=result_id,
                     name=name,
                     level=by_pk[result_id].level,
+                    school_id=by_pk[result_id].school_id,
                     completed_at=by_pk[result_id].completed_at,
                     superseded_at=by_pk[result_id].superseded_at,
                 )
@@ -94,13 +100,14 @@ def _superseded(batch: list[tuple]) -> Iterator[CohortResult]:
     for _, learner_rows in groupby(batch, key=lambda row: row[1]):
         learner_rows = list(learner_rows)
         later: list[datetime | None] = [row[3] for row in learner_rows[1:]] + [None]
-        for (pk, learner_id, level, done_at, risk), next_at in zip(
+        for (pk, learner_id, level, done_at, risk, school_id), next_at in zip(
             learner_rows, later, strict=True
         ):
             yield CohortResult(
                 result_id=pk,
                 learner_id=learner_id,
                 level=level or "",
+                school_id=school_id,
                 completed_at=done_at,
                 superseded_at=next_at,
                 risk_level=risk,

@@ -1,4 +1,4 @@
-"""The cohort dashboard (the staff home page) and its results download."""
+"""The cohort dashboard (the staff home page), its results download, and the trust's figures."""
 
 from dataclasses import replace
 
@@ -11,10 +11,17 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from accounts.access import results_required, sees_results, sees_whole_school, staff_required
+from accounts.access import (
+    results_required,
+    sees_results,
+    sees_whole_school,
+    staff_required,
+    trust_required,
+)
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
 from dashboard.summary import cohort_summary
+from dashboard.trust import trust_figures
 from kit.addresses import client_address
 from kit.csv_export import csv_download
 from learners.access import learner_scope
@@ -60,3 +67,9 @@ def results_csv(request: HttpRequest) -> HttpResponse:
         address=client_address(request),
     )
     return csv_download(f"results-{timezone.localdate().isoformat()}.csv", RESULT_HEADER, rows)
+
+
+@trust_required
+def trust(request: HttpRequest) -> HttpResponse:
+    """Show every school's figures side by side, and the trust's totals (never a learner)."""
+    return render(request, "dashboard/trust.html", {"trust": trust_figures()})

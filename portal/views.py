@@ -9,15 +9,18 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views import defaults
 
-from accounts.access import is_staff_member, learner_for
+from accounts.access import is_staff_member, learner_for, trust_role
+from accounts.models import StaffRole
 from ops.database import DATABASE_TROUBLE
 from portal.middleware import database_unavailable_page
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Send staff to the cohort dashboard, learners to their page, everyone else to sign in."""
+    """Send staff to the cohort dashboard, trust viewers to the trust's, learners to their page."""
     if is_staff_member(request.user):
         return redirect("dashboard:home")
+    if trust_role(request.user) == StaffRole.TRUST_VIEWER:
+        return redirect("dashboard:trust")  # the trust's figures are all they see
     if learner_for(request.user) is not None:
         return redirect("assessments:my_assessments")
     if request.user.is_authenticated:

@@ -14,7 +14,7 @@ from kit.forms import ClearRequiredMessages
 from kit.names import validate_name
 from learners.forms import username_in_normal_form
 from schools.context import working_school_id
-from schools.models import PartnerSettings
+from schools.models import PartnerSettings, several_schools
 
 
 class GroupsField(forms.ModelMultipleChoiceField):
@@ -162,6 +162,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "school_contact",
             "helplines",
             "retention_years",
+            "withhold_from_trust",
         ]
         widgets = {
             "card_networks": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
@@ -225,10 +226,22 @@ class PartnerSettingsForm(forms.ModelForm):
                 "1 to 25. Answers, results and personal details are then erased, unless a "
                 "safeguarding alert or follow-up holds them until the learner is 25."
             ),
+            "withhold_from_trust": gettext_lazy(
+                "On: the trust's dashboard shows this school as withheld, and its figures are "
+                "left out of the trust's totals. Off: the trust sees the school's counts, "
+                "never a learner."
+            ),
         }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, by_trust: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        if not several_schools():
+            del self.fields["withhold_from_trust"]  # one school: nothing about schools shows
+        elif by_trust:
+            # The school's own choice, as a head teacher's consent is: the trust sees it.
+            field = self.fields["withhold_from_trust"]
+            field.disabled = True
+            field.help_text = _("Only the school's own admins can change this.")
         # Left out, these stay as they were (a script may post only the field it changes;
         # an empty list of priority values must be typed as a blank line, not left out).
         for name in KEPT_WHEN_LEFT_OUT:

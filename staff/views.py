@@ -117,7 +117,9 @@ def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def partner_settings(request: HttpRequest) -> HttpResponse:
     """Choose who sees results besides the pastoral staff and safeguarding leads."""
     form = PartnerSettingsForm(
-        request.POST if request.method == "POST" else None, instance=PartnerSettings.current()
+        request.POST if request.method == "POST" else None,
+        instance=PartnerSettings.current(),
+        by_trust=trust_role(request.user) is not None,
     )
     if request.method == "POST" and form.is_valid():
         changed = partner_settings_update(

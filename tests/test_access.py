@@ -132,6 +132,8 @@ LEARNER_PAGE = Row(SIGN_IN, MINE, NOT_FOUND, *[NOT_FOUND] * 7)
 # Safeguarding alerts: the DSLs (and deputies, not in the matrix).
 SAFEGUARDING_PAGE = staff_row(dsl=OK)
 LEARNERS_ONLY = Row(SIGN_IN, MINE, MINE, *[NOT_FOUND] * 7)
+# The trust's figures: trust roles only (a superuser counts as a trust admin); no school role.
+TRUST_PAGE = Row(SIGN_IN, *[NOT_FOUND] * 8, OK)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
 POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
@@ -223,6 +225,7 @@ EXPECTED: dict[str, dict[str, Row]] = {
     },
     "operations": {"GET": whole_school(OK), "POST": whole_school(OK)},
     "dashboard:home": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
+    "dashboard:trust": {"GET": TRUST_PAGE, "POST": TRUST_PAGE},
     "followups:queue": {"GET": RESULTS_PAGE, "POST": RESULTS_PAGE},
     # A POST without changes or a note shows the item again with a message.
     "followups:detail": {"GET": FOLLOW_UP, "POST": FOLLOW_UP},

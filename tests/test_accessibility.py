@@ -14,7 +14,10 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import Resolver404, resolve
 
+from accounts.models import StaffRole
 from assessments.models import AttemptAnswer
+from schools.context import working_in
+from schools.models import PartnerSettings, School
 from tests.browsing import (
     browser_sign_in,
     fill_date,
@@ -33,6 +36,7 @@ from tests.factories import (
     make_attempt,
     make_result,
     make_sign_in_lock,
+    make_staff,
     mid_way,
     upload_file,
 )
@@ -697,6 +701,43 @@ def test_the_sign_in_locks_page_passes_axe_empty_listed_and_after_a_lift(
     click_and_wait(page, "main form[action$='/lift/'] button")
     assert page.locator(".messages").count()
     assert_accessible(page, "sign-in locks after lifting one")
+    page.close()
+
+
+def test_the_trust_dashboard_and_the_school_switcher_pass_axe(
+    browser, live_server, db, settings, viewport
+):
+    """Two schools: the trust's figures (a small count, a withheld school), the switcher."""
+    settings.DASHBOARD_MIN_GROUP_SIZE = 3
+    beech = School.objects.create(code="BEECH", name="Beech Academy")
+    rowan = School.objects.create(code="ROWAN", name="Rowan Primary")
+    for school, learners in ((beech, 4), (rowan, 1)):
+        with working_in(school.pk):
+            for _ in range(learners):
+                completed(cohort_learner(), "2026-09-10", areas={"SLEEP": "yes", "MEMORY": "yes"})
+    # The school every test database has ("Our school") keeps its figures to itself.
+    PartnerSettings.objects.filter(pk=PartnerSettings.of(School.default().pk).pk).update(
+        withhold_from_trust=True
+    )
+    trust_admin = make_staff("tara.trust", role=StaffRole.TRUST_ADMIN)
+    viewer = make_staff("vera.viewer", role=StaffRole.TRUST_VIEWER)
+
+    page = sign_in(browser, live_server, trust_admin, viewport)
+    assert page.is_visible("#school-choice")
+    assert_accessible(page, "the dashboard with the school switcher")
+    page.goto(live_server.url + "/trust/")
+    assert "Withheld by the school" in page.inner_text("main")
+    assert "fewer than 3" in page.inner_text("main")
+    assert_accessible(page, "the trust dashboard, as a trust admin")
+    page.select_option("#school-choice", "all")
+    click_and_wait(page, ".school-switcher button")
+    assert page.inner_text("#working-school") == "Working in: all schools"
+    goto_and_check(page, live_server.url, "/dashboard/", "the dashboard of all schools")
+    page.close()
+
+    page = sign_in(browser, live_server, viewer, viewport)
+    assert urlsplit(page.url).path == "/trust/"
+    assert_accessible(page, "the trust dashboard, as a trust viewer")
     page.close()
 
 

@@ -15,6 +15,7 @@ from assessments.taking import question_pages
 from classes.models import SchoolGroup
 from learners.models import Level
 from lessons.services import group_cards_print
+from schools.models import School
 from tests.factories import (
     PASSWORD,
     cohort_learner,
@@ -540,3 +541,30 @@ def test_a_teacher_opens_sign_in_and_a_pupil_signs_in_by_typed_code_with_the_key
     assert f"This is {pupil.first_name}'s session." in pupil_page.inner_text("header")
     staff_page.close()
     pupil_page.close()
+
+
+def test_a_trust_admin_switches_school_with_the_keyboard_alone(browser, live_server, db, viewport):
+    """Tab to the switcher, choose with the arrows, Tab to "Switch school", Enter."""
+    School.objects.create(code="BEECH", name="Beech Academy")
+    rowan = School.objects.create(code="ROWAN", name="Rowan Primary")
+    trust_admin = make_staff("tara.trust", role=StaffRole.TRUST_ADMIN)
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(page, trust_admin.username, PASSWORD)
+    where = "dashboard with the school switcher"
+    assert urlsplit(page.url).path == "/dashboard/"
+    assert page.inner_text("#working-school") == "Working in: Beech Academy"
+
+    tab_until(page, "#school-choice", where)
+    # All schools, Beech Academy (chosen), Our school, Rowan Primary: two down, no click.
+    press(page, "ArrowDown", where)
+    press(page, "ArrowDown", where)
+    assert page.input_value("#school-choice") == str(rowan.pk)
+    assert urlsplit(page.url).path == "/dashboard/"  # choosing alone sends nothing
+    tab_to_next(page, ".school-switcher button[type=submit]", where)
+    press_and_load(page)
+
+    assert urlsplit(page.url).path == "/dashboard/"
+    assert page.inner_text("#working-school") == "Working in: Rowan Primary"
+    assert page.input_value("#school-choice") == str(rowan.pk)
+    page.close()

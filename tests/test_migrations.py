@@ -21,6 +21,10 @@ OLD_TASK = "learners.tasks.run_import_job"
 # Learners and the apps made after the move that depend on its later migrations.
 LATER_APPS = ("learners", "imports", "lessons", "safeguarding", "privacy", "classes")
 
+# The dashboard's read model before it copied each learner's school (its 0003 needs the
+# learners' schools): where a fixture goes back before schools, the dashboard goes back here.
+DASHBOARD_BEFORE_SCHOOLS = ("dashboard", "0002_count_earlier_results")
+
 # Each database alters tables its own way (SQLite rebuilds them).
 pytestmark = pytest.mark.backend
 
@@ -39,8 +43,10 @@ def old_database(transactional_db):
     """
     executor = MigrationExecutor(connection)
     old_layout = [
-        node for node in executor.loader.graph.leaf_nodes() if node[0] not in LATER_APPS
-    ] + [LEARNERS_BEFORE_THE_MOVE]
+        node
+        for node in executor.loader.graph.leaf_nodes()
+        if node[0] not in {*LATER_APPS, "dashboard"}
+    ] + [LEARNERS_BEFORE_THE_MOVE, DASHBOARD_BEFORE_SCHOOLS]
     # Apps made after the move (lessons needs groups) are not there yet either.
     executor.migrate([*old_layout, *((app, None) for app in LATER_APPS if app != "learners")])
     yield MigrationExecutor(connection).loader.project_state(old_layout).apps
@@ -137,9 +143,11 @@ LEARNERS_BEFORE_NORMAL_FORMS = ("learners", "0008_school_groups")
 def usernames_as_typed(transactional_db):
     """The test database as it was before usernames were normalised, and its models then."""
     executor = MigrationExecutor(connection)
-    before = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "learners"] + [
-        LEARNERS_BEFORE_NORMAL_FORMS
-    ]
+    before = [
+        node
+        for node in executor.loader.graph.leaf_nodes()
+        if node[0] not in ("learners", "dashboard")
+    ] + [LEARNERS_BEFORE_NORMAL_FORMS, DASHBOARD_BEFORE_SCHOOLS]
     executor.migrate(before)
     yield MigrationExecutor(connection).loader.project_state(before).apps
     migrate_to_latest()
@@ -195,10 +203,11 @@ MOVED_TO = {
 def before_the_rooms(transactional_db):
     """The test database as it was before the move of issue 26, and its models then."""
     executor = MigrationExecutor(connection)
-    moved_apps = {app for app, _name in BEFORE_THE_ROOMS} | set(NEW_ROOMS)
-    before = [
-        node for node in executor.loader.graph.leaf_nodes() if node[0] not in moved_apps
-    ] + BEFORE_THE_ROOMS
+    moved_apps = {app for app, _name in BEFORE_THE_ROOMS} | set(NEW_ROOMS) | {"dashboard"}
+    before = [node for node in executor.loader.graph.leaf_nodes() if node[0] not in moved_apps] + [
+        *BEFORE_THE_ROOMS,
+        DASHBOARD_BEFORE_SCHOOLS,
+    ]
     executor.migrate([*before, *((app, None) for app in NEW_ROOMS)])
     yield MigrationExecutor(connection).loader.project_state(before).apps
     migrate_to_latest()
@@ -346,3 +355,61 @@ def test_schools_make_the_one_school_from_the_settings_and_put_every_row_in_it(b
     held = SchoolRole.objects.get(user_id=lead.pk)
     assert (held.school, held.role) == (school, "dsl")
     assert StaffProfile.objects.get(user_id=lead.pk).role == ""
+
+
+@pytest.fixture
+def before_the_read_model(transactional_db):
+    """The test database with the dashboard's read model not yet made (counted by 0002)."""
+    executor = MigrationExecutor(connection)
+    first = ("dashboard", "0001_cohort_read_model")
+    layout = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "dashboard"]
+    executor.migrate([*layout, first])
+    yield MigrationExecutor(connection).loader.project_state([*layout, first]).apps
+    migrate_to_latest()
+
+
+def test_the_read_model_counts_earlier_results_each_in_its_learners_school(
+    before_the_read_model,
+):
+    from dashboard.models import CohortNeedsHelp, CohortResult
+
+    old = before_the_read_model
+    school = old.get_model("schools", "School").objects.create(code="ROWAN", name="Rowan")
+    learner = old.get_model("learners", "Learner").objects.create(
+        user=old.get_model("auth", "User").objects.create(username="amira.k"),
+        username="amira.k",
+        upstream_user_id="u-amira",
+        status="active",
+        level="LOA_PARTNER_LEVEL2",
+        school=school,
+    )
+    Attempt = old.get_model("assessments", "AssessmentAttempt")
+    Result = old.get_model("assessments", "AssessmentResult")
+    FocusArea = old.get_model("assessments", "FocusArea")
+    results = []
+    for day, assessment_id in ((1, 41), (2, 42)):
+        attempt = Attempt.objects.create(
+            learner=learner,
+            assessment_id=assessment_id,
+            state="completed",
+            completed_at=timezone.now() - timedelta(days=3 - day),
+        )
+        results.append(Result.objects.create(attempt=attempt, loa_score=50, risk_level="High"))
+        FocusArea.objects.create(
+            result=results[-1], name="SLEEP", needs_help="Yes", questions_count=2
+        )
+        FocusArea.objects.create(
+            result=results[-1], name="FOCUS", needs_help="no", questions_count=2
+        )
+
+    migrate_to_latest()
+
+    rows = CohortResult.objects.order_by("completed_at")
+    assert [(row.result_id, row.school_id) for row in rows] == [
+        (results[0].pk, school.pk),
+        (results[1].pk, school.pk),
+    ]
+    assert rows[0].superseded_at == rows[1].completed_at and rows[1].superseded_at is None
+    assert list(CohortNeedsHelp.objects.values_list("name", "school_id").distinct()) == [
+        ("SLEEP", school.pk)
+    ]

@@ -23,6 +23,7 @@ from django.utils import timezone, translation
 from django.utils.translation import trans_real
 from django_tasks_db.models import DBTaskResult
 
+from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
 from imports.models import ImportJob
 from imports.services import import_job_confirm, import_job_create_from_csv
@@ -30,7 +31,19 @@ from learners.registration import TAKEN_UPSTREAM
 from partner_api import get_client
 from partner_api.models import UpstreamFailure
 from privacy.holds import records_hold_place
-from tests.factories import GOOD_PASSWORD, HEADER, good_rows, make_learner, mid_way, upload_file
+from schools.context import working_in
+from schools.models import PartnerSettings, School
+from tests.factories import (
+    GOOD_PASSWORD,
+    HEADER,
+    cohort_learner,
+    completed,
+    good_rows,
+    make_learner,
+    make_staff,
+    mid_way,
+    upload_file,
+)
 from tests.journeys import answer_pages, attempt_url, ready_to_send, register_pupil
 
 PSEUDO = "en-xa"
@@ -255,6 +268,40 @@ def test_every_page_a_visitor_reaches_is_translated(in_pseudo_language, cohort, 
             pages.update({f"{learner.username} {u}": r for u, r in found.items()})
 
     assert len(pages) > 20, sorted(pages)
+    found = problems(pages, data_words())
+    assert not found, "Text that never went through translation:\n" + "\n".join(found)
+
+
+@pytest.mark.django_db
+def test_the_trust_dashboard_and_the_withholding_setting_are_translated(
+    in_pseudo_language, settings
+):
+    settings.DASHBOARD_MIN_GROUP_SIZE = 3
+    beech = School.objects.create(code="BEECH", name="Beech Academy")
+    rowan = School.objects.create(code="ROWAN", name="Rowan Primary")
+    for school, count in ((beech, 3), (rowan, 1)):
+        with working_in(school.pk):
+            for _ in range(count):
+                completed(cohort_learner(), "2026-09-10", areas={"SLEEP": "yes"})
+    PartnerSettings.objects.filter(pk=PartnerSettings.of(School.default().pk).pk).update(
+        withhold_from_trust=True
+    )
+    pages: dict[str, ReadableText] = {}
+    for role, paths in (
+        (StaffRole.TRUST_VIEWER, ["/"]),
+        (StaffRole.TRUST_ADMIN, ["/trust/", "/dashboard/"]),
+    ):
+        visitor = Client()
+        visitor.force_login(make_staff(f"trust.{role}", role=role))
+        for path in paths:
+            pages[f"{role} {path}"] = read(visitor.get(path, follow=True))
+    admin = Client()
+    admin.force_login(make_staff("ada.admin", role=StaffRole.ADMIN, school=rowan))
+    response = admin.get("/settings/")
+    assert 'name="withhold_from_trust"' in response.content.decode()
+    pages["admin /settings/"] = read(response)
+
+    assert any("Wíthhéld" in text for text in pages["trust_viewer /"].readable())
     found = problems(pages, data_words())
     assert not found, "Text that never went through translation:\n" + "\n".join(found)
 
