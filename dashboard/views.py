@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 from django.contrib import messages
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -11,20 +12,27 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from accounts.access import results_required, sees_results, sees_whole_school, staff_required
+from accounts.access import (
+    results_required,
+    sees_results,
+    sees_whole_school,
+    staff_required,
+    working_school_ids,
+)
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
+from dashboard.selectors import CohortFilters
 from dashboard.summary import cohort_summary
 from kit.addresses import client_address
 from kit.csv_export import csv_download
-from learners.access import learner_scope
+from learners.access import group_scope
 
 
 @staff_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Show the cohort at a glance, filtered by level and date range."""
     form = CohortFilterForm(request.GET or None)
-    filters = replace(form.cohort_filters(), learners_in=learner_scope(request.user))
+    filters = _seen_by(form.cohort_filters(), request.user)
     filter_query = urlencode(form.filter_detail())
     return render(
         request,
@@ -54,9 +62,14 @@ def results_csv(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Nothing was exported: correct the filters first."))
         return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
     rows = results_export(
-        filters=replace(form.cohort_filters(), learners_in=learner_scope(request.user)),
+        filters=_seen_by(form.cohort_filters(), request.user),
         filter_detail=form.filter_detail(),
         exported_by=request.user,
         address=client_address(request),
     )
     return csv_download(f"results-{timezone.localdate().isoformat()}.csv", RESULT_HEADER, rows)
+
+
+def _seen_by(filters: CohortFilters, user: AbstractBaseUser) -> CohortFilters:
+    """Return the filters limited to the learners the user sees (learners.access)."""
+    return replace(filters, learners_in=group_scope(user), school_ids=working_school_ids(user))
