@@ -95,6 +95,21 @@ class AssessmentAttempt(models.Model):
                 ),
                 name="attempt_unfinished_idx",
             ),
+            # The same counts for some learners only (a school's, a teacher's groups'): each
+            # learner's unfinished attempts are found under the learner.
+            models.Index(
+                fields=["learner", "state", "offered_at", "submitted_at", "id"],
+                condition=models.Q(
+                    state__in=[
+                        "available",
+                        "in_progress",
+                        "submitting",
+                        "submit_pending",
+                        "submitted",
+                    ]
+                ),
+                name="attempt_learner_unfinished_idx",
+            ),
         ]
 
     def __str__(self) -> str:

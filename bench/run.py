@@ -1,13 +1,15 @@
 """`make bench`: measure the portal at scale on PostgreSQL and print one table against targets.
 
-    python -m bench.run [--only pages,lists,export,import,sign-in] [--rounds 3] [--seconds 4]
+    python -m bench.run [--only pages,lists,export,import,sign-in,trust] [--rounds 3] [--seconds 4]
 
 Everything runs against BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench),
 created if missing and migrated, with DEBUG off, and the cache (cached_db sessions, the signed-in
 user) in Redis at BENCH_CACHE_URL (default redis://127.0.0.1:6379/1), as production runs. The
 100,000 learners / 300,000 attempts are generated once (demo.generator) and reused while they
 are there. A sandbox upstream
-with 50 ms of latency on create-learner serves the bulk-registration part.
+with 50 ms of latency on create-learner serves the bulk-registration part. The trust of 50
+schools (bench.trust) has a database of its own, BENCH_TRUST_DATABASE_URL (default
+postgres://root@127.0.0.1:5432/portal_bench_trust).
 """
 
 import argparse
@@ -20,12 +22,13 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench"
+DEFAULT_TRUST_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench_trust"
 DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/1"
 COHORT_LEARNERS = 100_000
 COHORT_ATTEMPTS = 300_000
 COHORT_SEED = 5
 CREATE_LATENCY_MS = 50
-PARTS = ("lists", "export", "import", "pages", "sign-in")
+PARTS = ("lists", "export", "import", "pages", "sign-in", "trust")
 
 
 def bench_environment(database_url: str) -> dict[str, str]:
@@ -174,6 +177,11 @@ def main() -> int:
             from bench import sign_in
 
             rows += sign_in.rows(env)
+        if "trust" in parts:
+            from bench import trust
+
+            trust_url = os.environ.get("BENCH_TRUST_DATABASE_URL", DEFAULT_TRUST_DATABASE_URL)
+            rows += trust.rows(env, database_url=trust_url, requests=args.requests)
     finally:
         sandbox.terminate()
         sandbox.wait(timeout=30)

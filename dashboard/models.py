@@ -45,6 +45,14 @@ class CohortResult(models.Model):
                 fields=["school", "risk_level"], condition=LATEST, name="cohort_latest_school"
             ),
             models.Index(fields=["completed_at", "level"], name="cohort_result_completed"),
+            # The latest results of some learners only (a school's, a teacher's groups'),
+            # found under each learner, the result's id included for the focus areas' join.
+            models.Index(
+                fields=["learner", "level", "risk_level"],
+                include=["result"],
+                condition=LATEST,
+                name="cohort_latest_learner",
+            ),
         ]
 
     def __str__(self) -> str:

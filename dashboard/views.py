@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 from django.contrib import messages
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,21 +18,23 @@ from accounts.access import (
     sees_whole_school,
     staff_required,
     trust_required,
+    working_school_ids,
 )
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
+from dashboard.selectors import CohortFilters
 from dashboard.summary import cohort_summary
 from dashboard.trust import trust_figures
 from kit.addresses import client_address
 from kit.csv_export import csv_download
-from learners.access import learner_scope
+from learners.access import group_scope
 
 
 @staff_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     """Show the cohort at a glance, filtered by level and date range."""
     form = CohortFilterForm(request.GET or None)
-    filters = replace(form.cohort_filters(), learners_in=learner_scope(request.user))
+    filters = _seen_by(form.cohort_filters(), request.user)
     filter_query = urlencode(form.filter_detail())
     return render(
         request,
@@ -61,7 +64,7 @@ def results_csv(request: HttpRequest) -> HttpResponse:
         messages.error(request, _("Nothing was exported: correct the filters first."))
         return redirect(f"{reverse('dashboard:home')}?{request.GET.urlencode()}")
     rows = results_export(
-        filters=replace(form.cohort_filters(), learners_in=learner_scope(request.user)),
+        filters=_seen_by(form.cohort_filters(), request.user),
         filter_detail=form.filter_detail(),
         exported_by=request.user,
         address=client_address(request),
@@ -73,3 +76,8 @@ def results_csv(request: HttpRequest) -> HttpResponse:
 def trust(request: HttpRequest) -> HttpResponse:
     """Show every school's figures side by side, and the trust's totals (never a learner)."""
     return render(request, "dashboard/trust.html", {"trust": trust_figures()})
+
+
+def _seen_by(filters: CohortFilters, user: AbstractBaseUser) -> CohortFilters:
+    """Return the filters limited to the learners the user sees (learners.access)."""
+    return replace(filters, learners_in=group_scope(user), school_ids=working_school_ids(user))

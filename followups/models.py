@@ -79,6 +79,13 @@ class FollowUp(models.Model):
                 condition=OPEN,
                 name="follow_up_open_risk",
             ),
+            # A school's open items when there are several schools: its own entries only,
+            # due first (the other sorts sort the school's few hundred).
+            models.Index(
+                fields=["school", "-priority", "due_date", "id"],
+                condition=OPEN,
+                name="follow_up_school_open_due",
+            ),
             models.Index(fields=["status", "due_date"]),
             models.Index(fields=["assignee", "status", "due_date"]),
             models.Index(fields=["risk_level", "status"]),

@@ -64,6 +64,7 @@ def followup_queue(
     *,
     viewer: AbstractBaseUser,
     scope: QuerySet | None = None,
+    school_ids: list[int] | None = None,
     status: str = OPEN,
     assignee: str = "",
     area: str = "",
@@ -73,12 +74,18 @@ def followup_queue(
     sort: str = "due",
     today: date | None = None,
 ) -> QuerySet[FollowUp]:
-    """Return the items matching the queue's filters, with what each row shows loaded."""
+    """Return the items matching the queue's filters, with what each row shows loaded.
+
+    `scope` (ids of learners) and `school_ids` (None: every school) limit the items to the
+    learners the viewer sees (learners.access.group_scope).
+    """
     today = today or timezone.localdate()
     # Erasing a learner deletes their items, so the queue need not join learners to filter.
     items = FollowUp.objects.all()
     if scope is not None:
         items = items.filter(learner_id__in=scope)
+    if school_ids is not None:
+        items = items.filter(school_id__in=school_ids)
     if status == OPEN:
         items = items.filter(OPEN_ITEMS)  # the very condition of the partial indexes
     elif status != ALL:

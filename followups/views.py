@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.text import get_text_list
 from django.utils.translation import gettext as _
 
-from accounts.access import results_required
+from accounts.access import results_required, working_school_ids
 from followups.forms import FollowUpFilterForm, FollowUpUpdateForm
 from followups.selectors import (
     followup_area_names,
@@ -18,7 +18,7 @@ from followups.selectors import (
 )
 from followups.services import followup_due_days, followup_update
 from kit.addresses import client_address
-from learners.access import learner_scope
+from learners.access import group_scope, learner_scope
 
 PAGE_SIZE = 25
 
@@ -34,7 +34,12 @@ def followup_index(request: HttpRequest) -> HttpResponse:
         risk_levels=followup_risk_levels(),
     )
     filters = form.filters()
-    items = followup_queue(viewer=request.user, scope=learner_scope(request.user), **filters)
+    items = followup_queue(
+        viewer=request.user,
+        scope=group_scope(request.user),
+        school_ids=working_school_ids(request.user),
+        **filters,
+    )
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)

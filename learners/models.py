@@ -121,6 +121,24 @@ class Learner(models.Model):
             models.Index(
                 fields=["status", "level", "registered_at"], name="learner_status_level_reg_idx"
             ),
+            # The same within one school of several (a school's staff see only theirs): the
+            # school first, so a school's page reads its own entries only. With one school no
+            # query names it, and the indexes above serve as before.
+            models.Index(
+                fields=["school", "last_name", "first_name", "username", "id"],
+                condition=models.Q(status="active"),
+                name="learner_school_name_idx",
+            ),
+            models.Index(
+                fields=["school", "level", "last_name", "first_name", "username", "id"],
+                condition=models.Q(status="active"),
+                name="learner_school_level_name_idx",
+            ),
+            # A school's dashboard counts, and its learners' ids for joins, from the index alone.
+            models.Index(
+                fields=["school", "status", "level", "registered_at", "id"],
+                name="learner_school_status_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,4 +1,4 @@
-"""The dashboard's figures and the CSV files, per role: each counts only what the role sees."""
+"""The dashboard's figures and the CSV files, per role and school: each counts what it sees."""
 
 import csv
 import io
@@ -11,7 +11,18 @@ from django.test import Client
 from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
 from classes.models import SchoolGroup
-from tests.factories import attempt, cohort_learner, completed, make_group, make_staff, put_in_group
+from learners.models import Learner
+from schools.models import School
+from tests.factories import (
+    SLEEP,
+    attempt,
+    cohort_learner,
+    completed,
+    flagged,
+    make_group,
+    make_staff,
+    put_in_group,
+)
 
 ROLES = ["admin", "teacher_a", "teacher_b", "head_of_year", "dsl"]
 
@@ -139,3 +150,75 @@ def test_the_learner_search_finds_only_the_roles_learners(school, role):
     usernames, _with_risk = EXPECTED_LEARNERS_CSV[role]
     shown = set(re.findall(r"<td>((?:ann|ben|yan|lou)\d)</td>", page))
     assert shown == {name for name in usernames if "n" in name}
+
+
+# Several schools: a school's staff count that school's learners alone ----------------------------
+
+
+def in_school(school: School, *learners: Learner) -> None:
+    Learner.objects.filter(pk__in=[learner.pk for learner in learners]).update(school=school)
+
+
+@pytest.fixture
+def schools(db, settings) -> dict[str, User]:
+    """Our school: 3 learners, 2 assessed; Hill Academy: 2 learners, 1 assessed, a class of 1."""
+    settings.DASHBOARD_MIN_GROUP_SIZE = 1  # exact figures: the counting is what is tested
+    ours = School.everyone()[0]
+    hill = School.objects.create(code="HILL", name="Hill Academy")
+    amy, ali, abe = (cohort_learner(name=name) for name in ("amy", "ali", "abe"))
+    hal, hob = cohort_learner(name="hal"), cohort_learner(name="hob")
+    in_school(ours, amy, ali, abe)
+    in_school(hill, hal, hob)
+    completed(amy, "2026-09-10", risk="HIGH", areas={"Sleep": "yes"})
+    completed(ali, "2026-09-10", risk="LOW", areas={"Sleep": "no"})
+    completed(hal, "2026-09-11", risk="MODERATE", areas={"Exams": "yes"})
+    attempt(abe, state=AssessmentAttempt.State.IN_PROGRESS)
+    attempt(hob, state=AssessmentAttempt.State.IN_PROGRESS)
+    attempt(hal, state=AssessmentAttempt.State.IN_PROGRESS, offered="2026-09-12")
+    hill_class = make_group("9H")
+    hill_class.school = hill
+    hill_class.save()
+    put_in_group(hill_class, hob)
+    return {
+        "ours": make_staff("dee.dsl", role=StaffRole.DSL, school=ours),
+        "hill": make_staff("hana.dsl", role=StaffRole.DSL, school=hill),
+        "hill_teacher": make_staff(
+            "tim.teacher", role=StaffRole.TEACHER, school=hill, groups=[hill_class]
+        ),
+    }
+
+
+EXPECTED_IN_SCHOOLS = {
+    # who: (registered, assessed, in progress, risk levels or None when not shown)
+    "ours": ("3", "2", "1", {"HIGH": "1", "LOW": "1"}),
+    "hill": ("2", "1", "2", {"MODERATE": "1"}),
+    "hill_teacher": ("1", "0", "1", None),
+}
+
+
+@pytest.mark.parametrize("who", EXPECTED_IN_SCHOOLS)
+def test_a_schools_dashboard_counts_its_own_learners_only(schools, who):
+    response = signed_in(schools[who]).get("/dashboard/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    registered, assessed, in_progress, risks = EXPECTED_IN_SCHOOLS[who]
+    figures = headline(page)
+    assert figures["Learners registered"] == registered
+    assert figures["Learners assessed"] == assessed
+    assert figures["Learners with an assessment in progress"] == in_progress
+    assert risk_table(page) == risks
+
+
+def test_a_schools_follow_up_queue_lists_its_own_items_only(schools):
+    ours = Learner.objects.get(username="amy")
+    theirs = Learner.objects.get(username="hal")
+    flagged(ours, SLEEP)
+    flagged(theirs, SLEEP)
+
+    for who, shown, hidden in (("ours", ours, theirs), ("hill", theirs, ours)):
+        response = signed_in(schools[who]).get("/follow-ups/")
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert shown.display_name in page
+        assert hidden.display_name not in page
