@@ -219,9 +219,20 @@ def sees_results(user: AbstractBaseUser | AnonymousUser) -> bool:
         return True
     if role not in (StaffRole.TEACHER, StaffRole.ADMIN):
         return False
+    school = working_school(user)
+    if school is None:
+        # A trust admin under "All schools" reads results only where every school lets its
+        # admins: the pages then show every school's learners at once.
+        if not hasattr(user, "_all_schools_results"):
+            user._all_schools_results = not PartnerSettings.objects.filter(
+                **{
+                    "teachers_see_results"
+                    if role == StaffRole.TEACHER
+                    else "admins_see_results": False
+                }
+            ).exists()
+        return user._all_schools_results
     if not hasattr(user, "_partner_settings"):
-        # A trust role's "All schools": the first school's choice stands for each.
-        school = working_school(user) or first_school_id()
         user._partner_settings = PartnerSettings.of(school)
     if role == StaffRole.TEACHER:
         return user._partner_settings.teachers_see_results

@@ -29,8 +29,9 @@ def choose_for(request: HttpRequest) -> None:
     """Settle the request's school from the session's choice and the user's schools."""
     user = request.user
     # A role or settings worked out before the school was known are of another school.
-    for memo in ("_staff_role", "_partner_settings"):
-        user.__dict__.pop(memo, None)
+    wrapped = getattr(user, "_wrapped", user)  # the lazy request.user is loaded by now
+    for memo in ("_staff_role", "_partner_settings", "_all_schools_results"):
+        wrapped.__dict__.pop(memo, None)
     request.working_school = None
     request.school_choices = []
     learner = learner_account(user)

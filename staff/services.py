@@ -8,8 +8,8 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.db import transaction
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.access import SAFEGUARDING_ROLES, STAFF_GROUP
-from accounts.models import StaffProfile, StaffRole
+from accounts.access import SAFEGUARDING_ROLES, STAFF_GROUP, is_trust_admin
+from accounts.models import SchoolRole, StaffProfile, StaffRole
 from accounts.services import staff_role_set
 from accounts.signals import safeguarding_role_granted
 from audit.models import AuditEvent
@@ -95,6 +95,7 @@ def staff_change(
     groups: Iterable[SchoolGroup],
     email: str,
     is_active: bool,
+    school_id: int | None = None,
     changed_by: AbstractBaseUser | None,
     address: str | None,
 ) -> list[str]:
@@ -109,8 +110,17 @@ def staff_change(
         raise StaffAccountRefused(
             "You cannot take away your own admin role or access: ask another admin."
         )
+    elsewhere = SchoolRole.objects.filter(user=user).exclude(school_id=school_id).exists()
+    account_wide = user.email != email or user.is_active != is_active
+    if elsewhere and account_wide and not (changed_by is None or is_trust_admin(changed_by)):
+        # The address and the access serve every school they work in (another school's
+        # alerts go to that address): the trust's admins change them, not one school's.
+        raise StaffAccountRefused(
+            "This member of staff also works in another school: ask a trust admin to change "
+            "their email address or whether they can sign in."
+        )
     changes: dict[str, object] = {}
-    role_before = staff_role_set(user=user, role=role)
+    role_before = staff_role_set(user=user, role=role, school_id=school_id)
     if role_before != role:
         changes["role"] = role
     if user.email != email:
@@ -123,7 +133,7 @@ def staff_change(
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     wanted = {group.pk: group for group in groups}
     links = GroupStaff.objects.filter(user=user)
-    school = working_school_id()
+    school = school_id or working_school_id()
     if school is not None:
         # Only the groups of the school worked in: their classes elsewhere stay.
         links = links.filter(group__school_id=school)

@@ -44,7 +44,9 @@ def staff_list(request: HttpRequest) -> HttpResponse:
     rows = []
     for account in accounts:
         # The role held here, also by those who can no longer sign in (staff_role says None).
-        role = trust_role(account) or role_in_school(account, working_school(request.user))
+        role = role_in_school(account, working_school(request.user))
+        if everyone:
+            role = trust_role(account) or role  # trust roles are shown once there is a trust
         held = sorted(
             f"{names.get(link.school_id, '?')}: {StaffRole(link.role).label}"
             for link in account.school_roles.all()
@@ -85,6 +87,7 @@ def staff_new(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@one_school
 def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Change a staff account's role, groups, email or access."""
     # Staff of the school worked in; a trust role's account is the trust admins' to change.
@@ -100,6 +103,7 @@ def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             changed = staff_change(
                 user=account,
+                school_id=working_school(request.user),
                 changed_by=request.user,
                 address=client_address(request),
                 **form.cleaned_data,

@@ -121,3 +121,51 @@ def test_a_school_admin_cannot_make_anyone_a_trust_role_or_see_another_schools_s
     )
     assert refused.status_code == 200 and "Select a valid choice" in refused.content.decode()
     assert not tom.staff_profile.role
+
+
+def test_under_all_schools_editing_staff_asks_for_a_school_first(schools):
+    ash, oak = schools
+    ada = make_staff("ada.trust", role=StaffRole.TRUST_ADMIN)
+    olga = make_staff("olga.admin", role=StaffRole.ADMIN, school=oak)
+    client = signed_in(ada)
+    client.post("/schools/choose/", {"school": "all", "next": "/staff/"})
+
+    response = client.post(
+        f"/staff/{olga.pk}/", {"email": "olga@oak.example", "role": "admin", "is_active": "on"}
+    )
+
+    assert response.status_code == 200 and "Choose a school first" in response.content.decode()
+    assert dict(SchoolRole.objects.filter(user=olga).values_list("school_id", "role")) == {
+        oak.pk: StaffRole.ADMIN
+    }
+
+
+def test_one_schools_admin_cannot_change_the_address_another_school_relies_on(schools):
+    ash, oak = schools
+    admin = make_staff("ann.admin", role=StaffRole.ADMIN, school=ash)
+    dan = make_staff("dan.dsl", role=StaffRole.TEACHER, school=ash)
+    SchoolRole.objects.create(user=dan, school=oak, role=StaffRole.DSL)
+
+    refused = signed_in(admin).post(
+        f"/staff/{dan.pk}/",
+        {"email": "elsewhere@example.org", "role": "teacher", "is_active": "on"},
+    )
+
+    assert refused.status_code == 200
+    assert "ask a trust admin" in refused.content.decode()
+    dan.refresh_from_db()
+    assert dan.email == "" and dan.is_active
+
+
+def test_under_all_schools_an_admin_reads_results_only_where_every_school_allows(schools):
+    ash, oak = schools
+    PartnerSettings.objects.filter(school=ash).update(admins_see_results=True)
+    ada = make_staff("ada.trust", role=StaffRole.TRUST_ADMIN)
+    client = signed_in(ada)
+
+    client.post("/schools/choose/", {"school": ash.pk, "next": "/learners/"})
+    assert client.get("/learners/results.csv").status_code == 200
+    client.post("/schools/choose/", {"school": "all", "next": "/learners/"})
+    assert client.get("/learners/results.csv").status_code == 404
+    PartnerSettings.objects.filter(school=oak).update(admins_see_results=True)
+    assert client.get("/learners/results.csv").status_code == 200
