@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.debug import sensitive_variables
 
-from accounts.access import schools_of
+from accounts.access import WHOLE_SCHOOL_ROLES, role_in_school, schools_of
 from accounts.usernames import username_normal_form
 from classes.models import SchoolGroup
 from classes.selectors import groups_by_name
@@ -180,7 +180,13 @@ class _RowSchools:
         self.job_school_id = job.school_id
         self.by_code = {school.code.casefold(): school for school in everyone}
         uploader = job.created_by
-        self.allowed = {school.pk for school in (schools_of(uploader) if uploader else everyone)}
+        # Bulk registration is a whole-school job: only schools where the uploader holds such a
+        # role (a teacher there may not fill it through another school's file).
+        self.allowed = {
+            school.pk
+            for school in (schools_of(uploader) if uploader else everyone)
+            if uploader is None or role_in_school(uploader, school.pk) in WHOLE_SCHOOL_ROLES
+        }
         self._groups: dict[int, dict[str, int]] = {}
 
     def named(self, code: str) -> tuple[int | None, str]:

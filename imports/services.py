@@ -65,7 +65,10 @@ def import_job_create_from_csv(
     nothing) when the file as a whole cannot be used.
     """
     job = _job_create_from_csv(file=file, created_by=created_by)
-    replaced = ImportJob.objects.filter(pk=replaces).first() if replaces else None
+    # Only a preview of the same school: a forged id of another school's changes nothing.
+    replaced = (
+        ImportJob.objects.filter(pk=replaces, school_id=job.school_id).first() if replaces else None
+    )
     if replaced is not None:
         with contextlib.suppress(ImportJobClosed):
             import_job_discard(job=replaced)

@@ -206,3 +206,33 @@ def test_confirming_registers_each_learner_into_their_school_and_class(upstream,
     in_oak = signed_in(dee, oak).get("/learners/").content.decode()
     assert "amy.ash" in in_ash and "ola.oak" not in in_ash
     assert "ola.oak" in in_oak and "amy.ash" not in in_oak
+
+
+def test_a_teacher_elsewhere_cannot_fill_that_school_through_another_schools_file(schools):
+    oak, ash, _elm = schools
+    # Oak's DSL, only a teacher at Ash: bulk registration is not a teacher's job there.
+    dee = make_staff("dee.dsl", school=oak)
+    staff_role_set(user=dee, role=StaffRole.TEACHER, school_id=ash.pk)
+    client = signed_in(dee, oak)
+
+    job = upload(client, file_of(row("oak.pupil"), row("ash.pupil", "100002")))
+
+    assert (job.valid_rows, job.invalid_rows) == (1, 1)
+    problem = " ".join(job.rows.get(username="ash.pupil").problems)
+    assert "You do not work in Ash Academy" in problem
+
+
+def test_a_forged_preview_of_another_school_is_not_discarded(dsl_of_two, schools):
+    oak, ash, _elm = schools
+    elm_admin = make_staff("eli.admin", role=StaffRole.ADMIN, school=schools[2])
+    elm_job = upload(signed_in(elm_admin), file_of(row("elm.pupil")))
+    client = signed_in(dsl_of_two, oak)
+
+    response = client.post(
+        "/learners/import/",
+        {"file": upload_file(file_of(row("oak.pupil"))), "replaces": elm_job.pk},
+    )
+
+    assert response.status_code == 302
+    elm_job.refresh_from_db()
+    assert elm_job.state == ImportJob.State.PREVIEW
