@@ -30,13 +30,13 @@ SORTS = {
 }
 
 
-def staff_users() -> QuerySet:
+def staff_users(school_id: int | None = None) -> QuerySet:
     """Return the active staff who may be assigned an item: those whose role reads results.
 
-    Those of the school worked in, and the trust's safeguarding leads.
+    Those of the item's school (else the school worked in), and the trust's safeguarding leads.
     """
-    settings = PartnerSettings.current()
-    school = working_school_id() or first_school_id()
+    school = school_id or working_school_id() or first_school_id()
+    settings = PartnerSettings.of(school)
     roles = set(PASTORAL_ROLES)
     if settings.teachers_see_results:
         roles.add(StaffRole.TEACHER)

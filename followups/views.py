@@ -66,7 +66,7 @@ def followup_item(request: HttpRequest, pk: int) -> HttpResponse:
     form = FollowUpUpdateForm(
         request.POST if request.method == "POST" else None,
         follow_up=follow_up,
-        staff=staff_users(),
+        staff=staff_users(follow_up.school_id),
     )
     if request.method == "POST" and form.is_valid():
         change = followup_update(

@@ -1,17 +1,19 @@
 """The safeguarding leads' alert pages, and a learner's "I want to talk to someone"."""
 
 from django.contrib import messages
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.access import (
-    in_working_schools,
     learner_required,
     safeguarding_required,
+    trust_role,
     working_school_ids,
 )
+from accounts.models import StaffRole
 from assessments.learner_results import helplines
 from kit.addresses import client_address
 from learners.models import Level
@@ -21,11 +23,25 @@ from safeguarding.services import alert_acknowledge, alert_raise_for_request
 from schools.models import PartnerSettings
 
 
+def _alerts_seen_by(user, alerts: QuerySet) -> QuerySet:
+    """Return the alerts of the school worked in; a trust lead's escalated ones from every school.
+
+    (The trust safeguarding leads' banner counts those wherever they work: they can open them.)
+    """
+    schools = working_school_ids(user)
+    if schools is None:
+        return alerts
+    seen = Q(school_id__in=schools)
+    if trust_role(user) == StaffRole.TRUST_SAFEGUARDING_LEAD:
+        seen |= Q(escalated_at__isnull=False)
+    return alerts.filter(seen)
+
+
 @safeguarding_required
 def alert_list(request: HttpRequest) -> HttpResponse:
     """List the alerts: those waiting for acknowledgement, or every one."""
     show = "all" if request.GET.get("show") == "all" else "waiting"
-    alerts = alerts_for_list(show=show, school_ids=working_school_ids(request.user))[:200]
+    alerts = _alerts_seen_by(request.user, alerts_for_list(show=show))[:200]
     return render(request, "safeguarding/alert_list.html", {"alerts": alerts, "show": show})
 
 
@@ -33,7 +49,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one alert: what raised it, for whom, its emails, and the acknowledge button."""
     alert = get_object_or_404(
-        in_working_schools(
+        _alerts_seen_by(
             request.user,
             Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient"),
         ),
@@ -46,7 +62,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge an alert: a named lead has taken it on (audited)."""
-    alert = get_object_or_404(in_working_schools(request.user, Alert.objects.all()), pk=pk)
+    alert = get_object_or_404(_alerts_seen_by(request.user, Alert.objects.all()), pk=pk)
     if alert_acknowledge(alert=alert, by=request.user, address=client_address(request)):
         messages.success(request, _("Alert acknowledged. Thank you."))
     else:

@@ -78,9 +78,16 @@ def test_an_alert_reaches_its_schools_leads_then_the_trusts_never_another_school
     assert "not yet acknowledged" in escalated.subject
     assert TRUST_LEAD in escalated.to and DSL_ON_DUTY_EMAIL in escalated.to
     assert OAK_DSL not in escalated.to
-    # On the trust lead's banner, whichever school they are working in.
-    page = page_showing(signed_in(trust_lead, oak), "/learners/", "<h1>Learners</h1>")
+    # On the trust lead's banner, whichever school they are working in, and theirs to open.
+    in_oak = signed_in(trust_lead, oak)
+    page = page_showing(in_oak, "/learners/", "<h1>Learners</h1>")
     assert "1 is overdue" in page
+    assert in_oak.get(f"/safeguarding/alerts/{alert.pk}/").status_code == 200
+    # Its follow-up is assigned among its own school's staff, never Oak's.
+    follow_up = page_showing(
+        signed_in(trust_lead, "all"), f"/follow-ups/{alert.follow_up_id}/", 'name="assignee"'
+    )
+    assert "tia.trust" in follow_up and "olive.dsl" not in follow_up
     # Not on the other school's lead's.
     olive = User.objects.get(username="olive.dsl")
     oak_page = page_showing(signed_in(olive), "/learners/", "<h1>Learners</h1>")
