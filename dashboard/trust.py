@@ -168,10 +168,12 @@ def _medians(alerts: QuerySet) -> tuple[dict[int, timedelta], timedelta | None]:
     )
     by_school: dict[int, list[timedelta]] = defaultdict(list)
     trust: list[timedelta] = []
+    # A median of fewer alerts than the smallest group shown would tell one incident's time.
+    size = min_group_size()
     for school_id, time_taken, school_rank, school_count, trust_rank, trust_count in rows:
-        if _is_middle(school_rank, school_count):
+        if _is_middle(school_rank, school_count) and school_count >= size:
             by_school[school_id].append(time_taken)
-        if _is_middle(trust_rank, trust_count):
+        if _is_middle(trust_rank, trust_count) and trust_count >= size:
             trust.append(time_taken)
     return {key: _mean(times) for key, times in by_school.items()}, _mean(trust)
 
