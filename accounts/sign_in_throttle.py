@@ -48,7 +48,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from accounts.access import learner_account, working_school
+from accounts.access import learner_account, trust_role, working_school
 from accounts.models import SignInLock
 from accounts.signals import sign_in_lock_set
 from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
@@ -215,6 +215,8 @@ def lock_school(user: AbstractBaseUser | None) -> int | None:
     learner = learner_account(user)
     if learner is not None:
         return learner.school_id
+    if trust_role(user) is not None:
+        return None  # above the schools: the trust admins' to see and lift
     return working_school(user)
 
 

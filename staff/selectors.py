@@ -23,7 +23,10 @@ def sign_in_locks_of(user: AbstractBaseUser, locks: QuerySet[SignInLock] | None 
             return locks
         # A school's admins: their school's locks; a lock on an address alone (it names no
         # school) is the trust admins' to see.
-        return locks.filter(school_id__in=schools)
+        # (A device's card lock names nobody: every school's admins may open it.)
+        return locks.filter(
+            Q(school_id__in=schools) | Q(kind=SignInLock.Kind.CARD_DEVICE, school_id__isnull=True)
+        )
     device_locks = Q(kind=SignInLock.Kind.CARD_DEVICE)
     if schools is not None:
         device_locks &= Q(school_id__in=schools) | Q(school_id__isnull=True)

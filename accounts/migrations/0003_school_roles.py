@@ -25,9 +25,15 @@ def roles_into_the_school(apps, schema_editor):
     SignInLock.objects.filter(user__isnull=False).update(school=school)
 
 
+# Going back, a trust role becomes the nearest role of the one school there was.
+TRUST_ROLES_BACK = {"trust_admin": "admin", "trust_safeguarding_lead": "dsl", "trust_viewer": ""}
+
+
 def roles_back(apps, schema_editor):
     StaffProfile = apps.get_model("accounts", "StaffProfile")
     SchoolRole = apps.get_model("accounts", "SchoolRole")
+    for trust_role, role in TRUST_ROLES_BACK.items():
+        StaffProfile.objects.filter(role=trust_role).update(role=role)
     for school_role in SchoolRole.objects.order_by("pk"):
         StaffProfile.objects.filter(user_id=school_role.user_id, role="").update(
             role=school_role.role
