@@ -142,6 +142,9 @@ def in_working_schools(user: AbstractBaseUser, rows: QuerySet, field: str = "sch
 
 def role_in_school(user: AbstractBaseUser, school_id: int | None) -> str | None:
     """Return the role an account holds in one school, active or not (staff pages list it)."""
+    # A learner's account is never staff, whatever its groups or flags: a child's sign-in must
+    # not open other children's records. The learner comes with the user
+    # (accounts.auth.CaseInsensitiveModelBackend.get_user).
     if learner_account(user) is not None:
         return None
     if user.is_superuser:
@@ -149,9 +152,9 @@ def role_in_school(user: AbstractBaseUser, school_id: int | None) -> str | None:
     profile = getattr(user, "staff_profile", None)
     if profile is not None and profile.role in TRUST_ROLES:
         return TRUST_ROLE_IN_SCHOOLS.get(profile.role, profile.role)
-    held = {link.school_id: link.role for link in user.school_roles.all()}
+    held = school_roles(user)
     if not held:
-        # In the staff group without a role: a teacher, in whichever school (assigned_role).
+        # In the staff group without a role: a teacher, in whichever school.
         return StaffRole.TEACHER if user.groups.filter(name=STAFF_GROUP).exists() else None
     if school_id is None:
         return next(iter(held.values()))
@@ -165,25 +168,9 @@ def assigned_role(user: AbstractBaseUser) -> str | None:
     role in schools (TRUST_ROLE_IN_SCHOOLS). A member of the staff group never given a role
     counts as a teacher: they see the learners of their groups, none until given one.
     """
-    # A learner's account is never staff, whatever its groups or flags: a child's sign-in must
-    # not open other children's records. The learner comes with the user
-    # (accounts.auth.CaseInsensitiveModelBackend.get_user).
     if learner_account(user) is not None:
-        return None
-    if user.is_superuser:
-        return StaffRole.ADMIN
-    trust = trust_role(user)
-    if trust is not None:
-        return TRUST_ROLE_IN_SCHOOLS.get(trust, trust)
-    held = school_roles(user)
-    school = working_school(user)
-    if school in held:
-        return held[school]
-    if held:
-        return None  # staff of other schools only: nobody here
-    if user.groups.filter(name=STAFF_GROUP).exists():
-        return StaffRole.TEACHER
-    return None
+        return None  # before the school is worked out: a learner's pages read no school list
+    return role_in_school(user, working_school(user))
 
 
 def is_staff_member(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -9,6 +9,11 @@ from django.utils.translation import gettext, gettext_lazy
 from assessments.content import has_questions, questions_from_json, questions_to_json
 from partner_api import Question
 
+# The attempts the dashboard counts as not finished: its two indexes hold only these.
+NOT_FINISHED = models.Q(
+    state__in=["available", "in_progress", "submitting", "submit_pending", "submitted"]
+)
+
 
 class AssessmentAttempt(models.Model):
     """One upstream assessment offered to a learner, from offer to results."""
@@ -84,30 +89,14 @@ class AssessmentAttempt(models.Model):
             # finished, with every column those counts read, so the index alone answers them.
             models.Index(
                 fields=["state", "learner", "offered_at", "submitted_at", "id"],
-                condition=models.Q(
-                    state__in=[
-                        "available",
-                        "in_progress",
-                        "submitting",
-                        "submit_pending",
-                        "submitted",
-                    ]
-                ),
+                condition=NOT_FINISHED,
                 name="attempt_unfinished_idx",
             ),
             # The same counts for some learners only (a school's, a teacher's groups'): each
             # learner's unfinished attempts are found under the learner.
             models.Index(
                 fields=["learner", "state", "offered_at", "submitted_at", "id"],
-                condition=models.Q(
-                    state__in=[
-                        "available",
-                        "in_progress",
-                        "submitting",
-                        "submit_pending",
-                        "submitted",
-                    ]
-                ),
+                condition=NOT_FINISHED,
                 name="attempt_learner_unfinished_idx",
             ),
         ]
