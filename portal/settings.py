@@ -42,6 +42,15 @@ INSTALLED_APPS = [
     "partner_api",
     "schools",
     "accounts",
+    # Sign-in with a school's Google, Microsoft or OpenID Connect account and a second factor
+    # for staff (django-allauth; the signin app holds the portal's rules around it).
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.google",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.mfa",
+    "signin",
     "classes",
     "learners",
     "assessments",
@@ -81,10 +90,14 @@ MIDDLEWARE = [
     # The school this request works in (the session's choice, or the learner's own), before
     # anything asks the user's role in it.
     "accounts.school_choice.SchoolChoiceMiddleware",
+    # django-allauth's sign-in steps (a provider's answer, the second factor) need the request.
+    "allauth.account.middleware.AccountMiddleware",
     # A session a sign-in card started ends with its class's sign-in window.
     "lessons.middleware.CardSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "accounts.idle.IdleSessionMiddleware",
+    # Staff without a second factor this session reach only the pages that give or set one up.
+    "signin.second_factor.SecondFactorMiddleware",
     "portal.middleware.UpstreamErrorMiddleware",
     "portal.middleware.NotFoundPageMiddleware",
 ]
@@ -158,6 +171,100 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Single sign-on and the second factor (the signin app; docs/deploy.md says how to register the
+# portal with each provider). A provider is offered only when its client id and secret are set.
+SSO_GOOGLE_CLIENT_ID = env("SSO_GOOGLE_CLIENT_ID", default="")
+SSO_GOOGLE_CLIENT_SECRET = env("SSO_GOOGLE_CLIENT_SECRET", default="")
+# The Workspace domains whose accounts may sign in, checked against the ID token's `hd` claim.
+SSO_GOOGLE_DOMAINS = [d.lower() for d in env.list("SSO_GOOGLE_DOMAINS", default=[])]
+SSO_MICROSOFT_CLIENT_ID = env("SSO_MICROSOFT_CLIENT_ID", default="")
+SSO_MICROSOFT_CLIENT_SECRET = env("SSO_MICROSOFT_CLIENT_SECRET", default="")
+# One Entra ID tenant (its id): the ID token's `tid` must be it.
+SSO_MICROSOFT_TENANT = env("SSO_MICROSOFT_TENANT", default="")
+# Where the Microsoft identity platform is (tests point it at a provider on loopback).
+SSO_MICROSOFT_AUTHORITY = env(
+    "SSO_MICROSOFT_AUTHORITY", default="https://login.microsoftonline.com"
+)
+SSO_OIDC_SERVER_URL = env("SSO_OIDC_SERVER_URL", default="")
+SSO_OIDC_CLIENT_ID = env("SSO_OIDC_CLIENT_ID", default="")
+SSO_OIDC_CLIENT_SECRET = env("SSO_OIDC_CLIENT_SECRET", default="")
+SSO_OIDC_NAME = env("SSO_OIDC_NAME", default="Sign in with your trust account")
+SSO_OIDC_DOMAINS = [d.lower() for d in env.list("SSO_OIDC_DOMAINS", default=[])]
+# A provider's word that it asked for a second factor (`amr` holds "mfa") stands for ours.
+SSO_TRUST_PROVIDER_MFA = env.bool("SSO_TRUST_PROVIDER_MFA", default=False)
+# Every member of staff gives a second factor at sign-in; off only on a developer's machine.
+STAFF_MFA_REQUIRED = env.bool("STAFF_MFA_REQUIRED", default=True)
+# The most sensitive pages ask for the second factor again after this many minutes.
+MFA_STEP_UP_MINUTES = env.int("MFA_STEP_UP_MINUTES", default=15)
+
+SOCIALACCOUNT_PROVIDERS = {}
+if SSO_GOOGLE_CLIENT_ID and SSO_GOOGLE_CLIENT_SECRET:
+    SOCIALACCOUNT_PROVIDERS["google"] = {
+        "APPS": [{"client_id": SSO_GOOGLE_CLIENT_ID, "secret": SSO_GOOGLE_CLIENT_SECRET}],
+        "SCOPE": ["openid", "email", "profile"],
+        # Google shows its account chooser limited to the school's domain (a hint only: the
+        # `hd` claim is what is checked).
+        "AUTH_PARAMS": {"hd": SSO_GOOGLE_DOMAINS[0]} if len(SSO_GOOGLE_DOMAINS) == 1 else {},
+    }
+_oidc_apps = []
+if SSO_MICROSOFT_CLIENT_ID and SSO_MICROSOFT_CLIENT_SECRET and SSO_MICROSOFT_TENANT:
+    # Entra ID through allauth's OpenID Connect provider: its ID token (tid, amr) is kept.
+    _oidc_apps.append(
+        {
+            "provider_id": "microsoft",
+            "name": "Microsoft",
+            "client_id": SSO_MICROSOFT_CLIENT_ID,
+            "secret": SSO_MICROSOFT_CLIENT_SECRET,
+            "settings": {
+                "server_url": f"{SSO_MICROSOFT_AUTHORITY.rstrip('/')}/{SSO_MICROSOFT_TENANT}/v2.0",
+                "fetch_userinfo": False,
+            },
+        }
+    )
+if SSO_OIDC_SERVER_URL and SSO_OIDC_CLIENT_ID and SSO_OIDC_CLIENT_SECRET:
+    _oidc_apps.append(
+        {
+            "provider_id": "oidc",
+            "name": SSO_OIDC_NAME,
+            "client_id": SSO_OIDC_CLIENT_ID,
+            "secret": SSO_OIDC_CLIENT_SECRET,
+            "settings": {"server_url": SSO_OIDC_SERVER_URL},
+        }
+    )
+if _oidc_apps:
+    SOCIALACCOUNT_PROVIDERS["openid_connect"] = {
+        "APPS": _oidc_apps,
+        "SCOPE": ["openid", "email", "profile"],
+    }
+
+# django-allauth: it signs nobody up and sends no mail; the portal's own sign-in page (username
+# and password) starts its login steps, so that the second factor follows a password too.
+ACCOUNT_ADAPTER = "signin.adapter.PortalAccountAdapter"
+SOCIALACCOUNT_ADAPTER = "signin.adapter.SchoolIdentityAdapter"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "password1*"]
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_USER_MODEL_EMAIL_FIELD = "email"
+ACCOUNT_LOGOUT_ON_GET = False
+# The sign-in throttle (accounts.sign_in_throttle) counts passwords and codes; allauth's own
+# rate limits would count them a second time, in another store.
+ACCOUNT_RATE_LIMITS = False
+SOCIALACCOUNT_AUTO_SIGNUP = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_ONLY = False
+MFA_ADAPTER = "signin.adapter.PortalMFAAdapter"
+MFA_SUPPORTED_TYPES = ["totp", "webauthn", "recovery_codes"]
+MFA_RECOVERY_CODES_SHOW_ONCE = True
+MFA_TOTP_ISSUER = env("MFA_TOTP_ISSUER", default="Partner portal")
+MFA_RATE_LIMITS = False
+MFA_FORMS = {
+    "authenticate": "signin.forms.ThrottledAuthenticateForm",
+    "reauthenticate": "signin.forms.ThrottledReauthenticateForm",
+}
+# WebAuthn needs https, but for a developer's machine or the tests on http://127.0.0.1.
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = env.bool("MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN", default=DEBUG)
 
 # Sign-in throttling (accounts/sign_in_throttle.py). Failed sign-ins within LOGIN_FAILURE_WINDOW
 # seconds are counted for one account from one address (LOGIN_FAILURE_LIMIT_PER_USERNAME), for

@@ -1,26 +1,28 @@
 """Root URLconf: the stable page paths (docs/architecture.md lists them); each app's own URLs."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 
-from accounts.forms import SignInForm
 from accounts.school_choice import school_choose
 from portal import views
+from signin.views import SignInView
 
 # While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
 handler500 = views.server_error
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(
-            authentication_form=SignInForm, redirect_authenticated_user=True
-        ),
-        name="login",
-    ),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
+    # django-allauth's pages the portal does without: accounts are made by staff, passwords
+    # and email addresses are changed by staff (the staff pages), never by these.
+    re_path(
+        r"^accounts/(signup|email|password|confirm-email|login/code|3rdparty/signup)(/|$)",
+        views.not_found,
+    ),
+    # The rest of django-allauth: school identity providers (/accounts/google/...,
+    # /accounts/oidc/<id>/...) and the second factor (/accounts/2fa/...).
+    path("accounts/", include("allauth.urls")),
     path("schools/choose/", school_choose, name="school_choose"),
     path("", include("staff.urls")),
     path("", include("dashboard.urls")),

@@ -63,6 +63,16 @@ def fresh_cache():
 
 
 @pytest.fixture(autouse=True)
+def second_factor_off(request, settings):
+    """Staff tests sign in with a password alone, unless marked `mfa` (tests/test_second_factor*).
+
+    STAFF_MFA_REQUIRED is on in every real deployment; the tests of the second factor and of
+    the pages that step up turn it on and give one.
+    """
+    settings.STAFF_MFA_REQUIRED = request.node.get_closest_marker("mfa") is not None
+
+
+@pytest.fixture(autouse=True)
 def database_never_went_away():
     """No test inherits another's database outage (ops.database: when it was last seen back)."""
     outage.since = outage.last_ended = None
