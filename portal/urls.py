@@ -1,7 +1,7 @@
 """Root URLconf: the stable page paths (docs/architecture.md lists them); each app's own URLs."""
 
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import include, path
 
 from accounts.school_choice import school_choose
 from portal import views
@@ -14,15 +14,12 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", views.SignOutView.as_view(), name="logout"),
-    # django-allauth's pages the portal does without: accounts are made by staff, passwords
-    # and email addresses are changed by staff (the staff pages), never by these.
-    re_path(
-        r"^accounts/(signup|email|password|confirm-email|login/code|3rdparty/signup)(/|$)",
-        views.not_found,
-    ),
-    # The rest of django-allauth: school identity providers (/accounts/google/...,
-    # /accounts/oidc/<id>/...) and the second factor (/accounts/2fa/...).
-    path("accounts/", include("allauth.urls")),
+    # The same pages by the names django-allauth's steps lead to.
+    path("accounts/login/", SignInView.as_view(), name="account_login"),
+    path("accounts/logout/", views.SignOutView.as_view(), name="account_logout"),
+    # School identity providers (/accounts/google/..., /accounts/oidc/<id>/...) and the
+    # second factor (/accounts/2fa/...): the parts of django-allauth the portal uses.
+    path("accounts/", include("signin.urls")),
     path("schools/choose/", school_choose, name="school_choose"),
     path("", include("staff.urls")),
     path("", include("dashboard.urls")),

@@ -4,7 +4,7 @@ import sys
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views import defaults
@@ -27,11 +27,6 @@ def home(request: HttpRequest) -> HttpResponse:
         # Signed in but neither role (e.g. a learner whose registration never completed).
         return render(request, "portal/no_access.html", status=403)
     return redirect("login")
-
-
-def not_found(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-    """Answer 404 for a page a library offers that the portal does without."""
-    raise Http404
 
 
 class SignOutView(auth_views.LogoutView):

@@ -1,0 +1,33 @@
+"""The parts of django-allauth the portal uses, under /accounts/ (the rest it does without).
+
+Accounts are made by staff, never by signing up; passwords and email addresses are changed on
+the staff pages. So only these: the school identity providers' sign-in and return, a provider
+sign-in cancelled or failed, the second factor's pages, and the two account pages allauth's
+steps lead to. allauth names the sign-in and sign-out pages `account_login` and
+`account_logout`: those names lead to the portal's own pages (portal/urls.py).
+"""
+
+from allauth.account import views as account_views
+from allauth.socialaccount import views as socialaccount_views
+from allauth.socialaccount.providers.google.provider import GoogleProvider
+from allauth.socialaccount.providers.oauth2.urls import default_urlpatterns
+from django.urls import include, path
+
+urlpatterns = [
+    path("inactive/", account_views.account_inactive, name="account_inactive"),
+    path("reauthenticate/", account_views.reauthenticate, name="account_reauthenticate"),
+    path(
+        "3rdparty/login/cancelled/",
+        socialaccount_views.login_cancelled,
+        name="socialaccount_login_cancelled",
+    ),
+    path(
+        "3rdparty/login/error/",
+        socialaccount_views.login_error,
+        name="socialaccount_login_error",
+    ),
+    path("2fa/", include("allauth.mfa.urls")),
+    # Google's sign-in and return (not its One Tap token page, which the portal does not offer).
+    path("", include(default_urlpatterns(GoogleProvider))),
+    path("", include("allauth.socialaccount.providers.openid_connect.urls")),
+]
