@@ -21,6 +21,10 @@ from signin.identities import (
 # allauth's own notices that repeat what the page already shows.
 QUIET_MESSAGES = frozenset({"account/messages/logged_in.txt", "account/messages/logged_out.txt"})
 
+# allauth's second-factor step, and the portal's, which may take a trusted provider's word.
+ALLAUTH_AUTHENTICATE_STAGE = "allauth.mfa.stages.AuthenticateStage"
+PORTAL_AUTHENTICATE_STAGE = "signin.stages.ProviderTrustedAuthenticateStage"
+
 
 class PortalAccountAdapter(DefaultAccountAdapter):
     """Accounts are made by staff (or the roster), never by signing up."""
@@ -32,6 +36,12 @@ class PortalAccountAdapter(DefaultAccountAdapter):
         if message_template in QUIET_MESSAGES:
             return
         super().add_message(request, level, message_template, *args, **kwargs)
+
+    def get_login_stages(self) -> list[str]:
+        return [
+            PORTAL_AUTHENTICATE_STAGE if stage == ALLAUTH_AUTHENTICATE_STAGE else stage
+            for stage in super().get_login_stages()
+        ]
 
 
 class PortalMFAAdapter(DefaultMFAAdapter):

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import jwt
 import pytest
 import responses
+from allauth.mfa.models import Authenticator
 from allauth.socialaccount.models import SocialAccount
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import User
@@ -538,3 +539,68 @@ def test_a_signed_in_person_cannot_link_another_accounts_identity_to_their_own(c
     assert "This school account belongs to another portal account" in response.content.decode()
     assert refusals()[-1]["reason"] == "other_account"
     assert not SocialAccount.objects.filter(user__in=[signed_in, other]).exists()
+
+
+# The provider's second factor (SSO_TRUST_PROVIDER_MFA).
+
+
+def give_authenticator_app(user: User) -> None:
+    from allauth.mfa.totp.internal.auth import TOTP, generate_totp_secret
+
+    TOTP.activate(user, generate_totp_secret())
+    assert Authenticator.objects.filter(user=user, type=Authenticator.Type.TOTP).exists()
+
+
+def test_by_default_staff_with_a_factor_give_the_portals_code_after_the_provider(
+    client, db, sign_in
+):
+    staff = staff_with_email("sam.staff", "sam.staff@school.example")
+    give_authenticator_app(staff)
+
+    response = sign_in(MICROSOFT, entra("sam.staff@school.example", amr=["pwd", "mfa"]))
+
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/2fa/authenticate/"
+    assert signed_in_as(client) is None
+
+
+def test_a_trusted_providers_second_factor_stands_for_the_portals(client, db, sign_in, settings):
+    settings.SSO_TRUST_PROVIDER_MFA = True
+    staff = staff_with_email("sam.staff", "sam.staff@school.example")
+    give_authenticator_app(staff)
+
+    response = sign_in(MICROSOFT, entra("sam.staff@school.example", amr=["pwd", "mfa"]))
+
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+    assert signed_in_as(client) == staff.pk
+    records = client.session["account_authentication_methods"]
+    given = [(r["method"], r.get("type"), r.get("provider")) for r in records]
+    assert ("mfa", "provider", "microsoft") in given
+
+
+def test_a_trusted_provider_without_mfa_in_amr_still_asks_for_the_portals_code(
+    client, db, sign_in, settings
+):
+    settings.SSO_TRUST_PROVIDER_MFA = True
+    staff = staff_with_email("sam.staff", "sam.staff@school.example")
+    give_authenticator_app(staff)
+
+    response = sign_in(MICROSOFT, entra("sam.staff@school.example", amr=["pwd"]))
+
+    assert response["Location"] == "/accounts/2fa/authenticate/"
+    assert signed_in_as(client) is None
+
+
+@pytest.mark.mfa
+def test_staff_without_a_factor_whose_provider_gave_one_reach_their_pages(
+    client, db, sign_in, settings
+):
+    settings.SSO_TRUST_PROVIDER_MFA = True
+    staff = staff_with_email("sam.staff", "sam.staff@school.example")
+
+    response = sign_in(MICROSOFT, entra("sam.staff@school.example", amr=["mfa"]))
+
+    assert signed_in_as(client) == staff.pk
+    assert client.get("/learners/").status_code == 200
+    assert response.status_code == 302
