@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 
 from audit.models import AuditEvent
 from learners.models import Learner, Level
-from signin.configuration import sso_providers
+from signin.configuration import sso_form_action, sso_providers
 from tests.factories import make_learner, make_staff
 
 SCHOOL = "school.example"
@@ -604,3 +604,37 @@ def test_staff_without_a_factor_whose_provider_gave_one_reach_their_pages(
     assert signed_in_as(client) == staff.pk
     assert client.get("/learners/").status_code == 200
     assert response.status_code == 302
+
+
+# The sign-in page and its policy.
+
+
+def test_the_sign_in_page_offers_each_configured_provider_as_a_post_form(client, db):
+    page = client.get("/accounts/login/").content.decode()
+
+    assert "Staff and older pupils: sign in with your school account" in page
+    for action, words in [
+        (GOOGLE.login, "Sign in with Google"),
+        (MICROSOFT.login, "Sign in with Microsoft"),
+        (OIDC.login, "Sign in with your trust account"),
+    ]:
+        assert f'<form method="post" action="{action}"' in page
+        assert words in page
+    assert 'name="username"' in page and 'name="password"' in page
+
+
+def test_the_policy_lets_the_buttons_reach_each_providers_authorization_page(providers):
+    assert sso_form_action(providers) == [
+        "https://accounts.google.com",
+        "https://login.microsoftonline.com",
+        OIDC_ISSUER,
+    ]
+
+
+def test_without_providers_the_page_offers_none(client, db, settings):
+    settings.SOCIALACCOUNT_PROVIDERS = sso_providers({})
+
+    page = client.get("/accounts/login/").content.decode()
+
+    assert 'name="password"' in page
+    assert "school account" not in page
