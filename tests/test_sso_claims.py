@@ -18,9 +18,11 @@ from allauth.mfa.models import Authenticator
 from allauth.socialaccount.models import SocialAccount
 from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from audit.models import AuditEvent
 from learners.models import Learner, Level
+from signin.checks import school_account_domains
 from signin.configuration import sso_form_action, sso_providers
 from tests.factories import make_learner, make_staff
 
@@ -638,3 +640,12 @@ def test_without_providers_the_page_offers_none(client, db, settings):
 
     assert 'name="password"' in page
     assert "school account" not in page
+
+
+def test_a_provider_with_no_allowed_domain_is_reported_by_the_system_checks(settings):
+    assert school_account_domains() == []
+    settings.SSO_GOOGLE_DOMAINS = []
+    settings.SSO_OIDC_DOMAINS = []
+
+    assert [problem.id for problem in school_account_domains()] == ["signin.W001", "signin.W002"]
+    call_command("check")  # warnings only: the portal still starts
