@@ -53,6 +53,8 @@ class AuditEvent(models.Model):
         HOLD_LIFTED = "hold_lifted", _("Lifted a safeguarding hold")
         RECORDS_EXPIRED = "records_expired", _("Erased records past their retention period")
         LEARNER_CHANGED = "learner_changed", _("Changed a learner's details")
+        SSO_LINKED = "sso_linked", _("Linked a school account at sign-in")
+        SSO_REFUSED = "sso_refused", _("Refused a school account's sign-in")
 
     # The school this belongs to (none for what concerns no one school): pages scope by it.
     school = models.ForeignKey(

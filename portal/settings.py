@@ -9,6 +9,8 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from signin.configuration import sso_form_action, sso_providers
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -198,45 +200,12 @@ STAFF_MFA_REQUIRED = env.bool("STAFF_MFA_REQUIRED", default=True)
 # The most sensitive pages ask for the second factor again after this many minutes.
 MFA_STEP_UP_MINUTES = env.int("MFA_STEP_UP_MINUTES", default=15)
 
-SOCIALACCOUNT_PROVIDERS = {}
-if SSO_GOOGLE_CLIENT_ID and SSO_GOOGLE_CLIENT_SECRET:
-    SOCIALACCOUNT_PROVIDERS["google"] = {
-        "APPS": [{"client_id": SSO_GOOGLE_CLIENT_ID, "secret": SSO_GOOGLE_CLIENT_SECRET}],
-        "SCOPE": ["openid", "email", "profile"],
-        # Google shows its account chooser limited to the school's domain (a hint only: the
-        # `hd` claim is what is checked).
-        "AUTH_PARAMS": {"hd": SSO_GOOGLE_DOMAINS[0]} if len(SSO_GOOGLE_DOMAINS) == 1 else {},
-    }
-_oidc_apps = []
-if SSO_MICROSOFT_CLIENT_ID and SSO_MICROSOFT_CLIENT_SECRET and SSO_MICROSOFT_TENANT:
-    # Entra ID through allauth's OpenID Connect provider: its ID token (tid, amr) is kept.
-    _oidc_apps.append(
-        {
-            "provider_id": "microsoft",
-            "name": "Microsoft",
-            "client_id": SSO_MICROSOFT_CLIENT_ID,
-            "secret": SSO_MICROSOFT_CLIENT_SECRET,
-            "settings": {
-                "server_url": f"{SSO_MICROSOFT_AUTHORITY.rstrip('/')}/{SSO_MICROSOFT_TENANT}/v2.0",
-                "fetch_userinfo": False,
-            },
-        }
-    )
-if SSO_OIDC_SERVER_URL and SSO_OIDC_CLIENT_ID and SSO_OIDC_CLIENT_SECRET:
-    _oidc_apps.append(
-        {
-            "provider_id": "oidc",
-            "name": SSO_OIDC_NAME,
-            "client_id": SSO_OIDC_CLIENT_ID,
-            "secret": SSO_OIDC_CLIENT_SECRET,
-            "settings": {"server_url": SSO_OIDC_SERVER_URL},
-        }
-    )
-if _oidc_apps:
-    SOCIALACCOUNT_PROVIDERS["openid_connect"] = {
-        "APPS": _oidc_apps,
-        "SCOPE": ["openid", "email", "profile"],
-    }
+# Origins a provider's sign-in goes on to after its authorization endpoint (a school's own SAML
+# provider behind Google, say): the CSP's form-action must allow them (signin.configuration).
+SSO_FORM_ACTION_ORIGINS = env.list("SSO_FORM_ACTION_ORIGINS", default=[])
+
+_sso = {name: value for name, value in globals().items() if name.startswith("SSO_")}
+SOCIALACCOUNT_PROVIDERS = sso_providers(_sso)
 
 # django-allauth: it signs nobody up and sends no mail; the portal's own sign-in page (username
 # and password) starts its login steps, so that the second factor follows a password too.
@@ -551,7 +520,9 @@ CONTENT_SECURITY_POLICY = {
         "object-src": [NONE],
         "base-uri": [NONE],
         "frame-ancestors": [NONE],
-        "form-action": [SELF],
+        # The sign-in page's provider buttons POST to the portal, which redirects to the
+        # provider: Chromium checks form-action on that redirect too.
+        "form-action": [SELF, *sso_form_action(_sso)],
     },
 }
 

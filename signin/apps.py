@@ -6,3 +6,6 @@ class SigninConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "signin"
+
+    def ready(self) -> None:
+        from signin import checks  # noqa: F401 (registers the system checks)
