@@ -5,7 +5,7 @@ from django.urls import include, path, re_path
 
 from accounts.school_choice import school_choose
 from portal import views
-from signin.views import SignInView
+from signin.views import RemovePasskeyView, SignInView
 
 # While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
 handler500 = views.server_error
@@ -20,6 +20,10 @@ urlpatterns = [
         r"^accounts/(signup|email|password|confirm-email|login/code|3rdparty/signup)(/|$)",
         views.not_found,
     ),
+    # allauth removes a passkey without asking its MFA adapter; staff keep their last factor.
+    # It answers allauth's own address, so {% url 'mfa_remove_webauthn' %} leads here (no name
+    # of its own: one name, one page).
+    path("accounts/2fa/webauthn/keys/<int:pk>/remove/", RemovePasskeyView.as_view()),
     # The rest of django-allauth: school identity providers (/accounts/google/...,
     # /accounts/oidc/<id>/...) and the second factor (/accounts/2fa/...).
     path("accounts/", include("allauth.urls")),

@@ -6,3 +6,12 @@ class SigninConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "signin"
+
+    def ready(self) -> None:
+        from allauth.mfa.signals import authenticator_added
+
+        from signin.receivers import second_factor_set_up
+
+        authenticator_added.connect(
+            second_factor_set_up, dispatch_uid="signin.second_factor_set_up"
+        )
