@@ -32,9 +32,13 @@ install: $(INSTALLED)
 # control (set -m) gives each its own process group, so the runserver's reloader child is
 # stopped with it. The trap ignores a second signal (make forwards TERM to the shell itself)
 # so that it always finishes stopping the others.
+# Staff sign in without a second factor in the demo (STAFF_MFA_REQUIRED=false, for every
+# process it starts); `make run STAFF_MFA_REQUIRED=true` tries the second factor too.
+run: export STAFF_MFA_REQUIRED ?= false
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_staff
+	@if [ "$$STAFF_MFA_REQUIRED" = false ]; then echo "Demo: staff sign in without a second factor (STAFF_MFA_REQUIRED=false). To try it: make run STAFF_MFA_REQUIRED=true"; fi
 	@set -m; \
 	$(PY) manage.py sandbox --host 127.0.0.1 --port 8001 & sandbox=$$!; \
 	trap 'trap "" INT TERM; trap - EXIT; echo "Stopping the portal, the workers and the sandbox."; \

@@ -44,6 +44,8 @@ def bench_environment(database_url: str) -> dict[str, str]:
         "PARTNER_API_ALLOW_HTTP": "true",
         "SECURE_SSL_REDIRECT": "false",
         "PORTAL_LOG_LEVEL": "WARNING",
+        # The bench's staff sign in with a password alone (or force_login): no second factor.
+        "STAFF_MFA_REQUIRED": "false",
         # Production's shared state: the cache (and cached_db sessions) in Redis.
         "CACHE_URL": os.environ.get("BENCH_CACHE_URL", DEFAULT_CACHE_URL),
         "CACHE_KEY_PREFIX": "bench",

@@ -28,6 +28,7 @@ from dashboard.trust import trust_figures
 from kit.addresses import client_address
 from kit.csv_export import csv_download
 from learners.access import group_scope
+from signin.second_factor import step_up_required
 
 
 @staff_required
@@ -56,6 +57,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 @results_required
 @require_GET
+@step_up_required
 def results_csv(request: HttpRequest) -> HttpResponse:
     """Download the results of completed assessments for the dashboard's filters, as CSV."""
     form = CohortFilterForm(request.GET)

@@ -231,6 +231,8 @@ MFA_RATE_LIMITS = False
 MFA_FORMS = {
     "authenticate": "signin.forms.ThrottledAuthenticateForm",
     "reauthenticate": "signin.forms.ThrottledReauthenticateForm",
+    "activate_totp": "signin.forms.SetupCodeForm",
+    "add_webauthn": "signin.forms.PasskeyForm",
 }
 # WebAuthn needs https, but for a developer's machine or the tests on http://127.0.0.1.
 MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = env.bool("MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN", default=DEBUG)

@@ -29,6 +29,7 @@ from privacy.services import (
     learner_erase,
 )
 from schools.models import PartnerSettings
+from signin.second_factor import step_up_required
 
 # The name of the confirmation page's submit button: a POST without it (a stray or replayed
 # request, a script) only shows the page again.
@@ -65,6 +66,7 @@ def my_privacy(request: HttpRequest) -> HttpResponse:
 
 @whole_school_results_required
 @require_GET
+@step_up_required
 def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
     """Download everything held about a learner as a JSON file."""
     learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
@@ -77,6 +79,7 @@ def learner_export_download(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @whole_school_required
+@step_up_required
 def learner_erase_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask to confirm, then erase a learner's personal data here (not upstream).
 

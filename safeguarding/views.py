@@ -21,6 +21,7 @@ from safeguarding.models import Alert
 from safeguarding.selectors import alerts_for_list
 from safeguarding.services import alert_acknowledge, alert_raise_for_request
 from schools.models import PartnerSettings
+from signin.second_factor import step_up_required
 
 
 def _alerts_seen_by(user, alerts: QuerySet) -> QuerySet:
@@ -38,6 +39,7 @@ def _alerts_seen_by(user, alerts: QuerySet) -> QuerySet:
 
 
 @safeguarding_required
+@step_up_required
 def alert_list(request: HttpRequest) -> HttpResponse:
     """List the alerts: those waiting for acknowledgement, or every one."""
     show = "all" if request.GET.get("show") == "all" else "waiting"
@@ -46,6 +48,7 @@ def alert_list(request: HttpRequest) -> HttpResponse:
 
 
 @safeguarding_required
+@step_up_required
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show one alert: what raised it, for whom, its emails, and the acknowledge button."""
     alert = get_object_or_404(
@@ -60,6 +63,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @safeguarding_required
 @require_POST
+@step_up_required
 def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge an alert: a named lead has taken it on (audited)."""
     alert = get_object_or_404(_alerts_seen_by(request.user, Alert.objects.all()), pk=pk)

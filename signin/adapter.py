@@ -1,13 +1,22 @@
 """How django-allauth behaves in the portal: nobody signs up, and school identities only link."""
 
+import time
+
+import segno
+from allauth.account import app_settings as account_settings
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.internal.flows.login import get_authentication_records
+from allauth.core import context
 from allauth.core.exceptions import ImmediateHttpResponse, SignupClosedException
 from allauth.mfa.adapter import DefaultMFAAdapter
+from allauth.mfa.models import Authenticator
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
 from allauth.socialaccount.models import SocialLogin
 from allauth.socialaccount.providers.base import AuthProcess
+from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 
 from signin.claims import school_identity
 from signin.identities import (
@@ -17,6 +26,7 @@ from signin.identities import (
     identity_linked_record,
     identity_refused_record,
 )
+from signin.second_factor import FACTORS, has_second_factor, is_staff_account
 
 # allauth's own notices that repeat what the page already shows.
 QUIET_MESSAGES = frozenset({"account/messages/logged_in.txt", "account/messages/logged_out.txt"})
@@ -43,9 +53,56 @@ class PortalAccountAdapter(DefaultAccountAdapter):
             for stage in super().get_login_stages()
         ]
 
+    def is_reauthentication_required(self, *, app: str, **kwargs) -> bool:
+        """Let someone who signed in moments ago set up a second factor without signing in again.
+
+        allauth counts only a reauthentication as recent; a sign-in within the same
+        ACCOUNT_REAUTHENTICATION_TIMEOUT proved as much.
+        """
+        required = super().is_reauthentication_required(app=app, **kwargs)
+        if required and app == "allauth.mfa" and context.request is not None:
+            request = context.request
+            records = get_authentication_records(request, request.user)
+            latest = max((record.get("at", 0) for record in records), default=0)
+            return time.time() - latest >= account_settings.REAUTHENTICATION_TIMEOUT
+        return required
+
+    def get_reauthentication_methods(self, user) -> list[dict]:
+        """Ask whoever has a second factor for it, never for the password instead.
+
+        The step-up pages want a second factor (signin.second_factor); a password given in its
+        place would send the person round again.
+        """
+        methods = super().get_reauthentication_methods(user)
+        if user.is_authenticated and has_second_factor(user):
+            methods = [method for method in methods if method["id"] != "reauthenticate"]
+        return methods
+
 
 class PortalMFAAdapter(DefaultMFAAdapter):
     """The second factor's words and limits in the portal."""
+
+    error_messages = {
+        **DefaultMFAAdapter.error_messages,
+        "cannot_delete_authenticator": _(
+            "Every member of staff keeps a second factor. Add another authenticator app or "
+            "passkey before you remove this one."
+        ),
+        "incorrect_code": _("That code is not right. Enter the code your app shows now."),
+    }
+
+    def build_totp_svg(self, url: str) -> str:
+        """Draw the setup QR code with segno, as the portal's other QR codes are drawn."""
+        return segno.make_qr(url, error="m").svg_inline(scale=4, border=4, omitsize=True)
+
+    def can_delete_authenticator(self, authenticator: Authenticator) -> bool:
+        """Keep a member of staff's last authenticator app or passkey while MFA is required."""
+        if not settings.STAFF_MFA_REQUIRED or authenticator.type not in FACTORS:
+            return True
+        if not is_staff_account(authenticator.user):
+            return True
+        others = Authenticator.objects.filter(user_id=authenticator.user_id, type__in=FACTORS)
+        return others.exclude(pk=authenticator.pk).exists()
 
 
 class SchoolIdentityAdapter(DefaultSocialAccountAdapter):

@@ -16,7 +16,7 @@ from allauth.account.internal.flows.reauthentication import suspend_request
 from allauth.mfa.models import Authenticator
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -54,6 +54,8 @@ def _allowed_while_pending(path: str) -> bool:
     return path.startswith(
         (
             reverse("mfa_index"),
+            # A password again, before setting up a factor long after signing in (allauth asks).
+            reverse("account_reauthenticate"),
             reverse("logout"),
             reverse("login"),
             settings.STATIC_URL,
@@ -68,6 +70,12 @@ class SecondFactorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            request.user.is_authenticated
+            and not is_staff_account(request.user)
+            and request.path.startswith(reverse("mfa_index"))
+        ):
+            raise Http404  # learners give no second factor: the pages are not theirs
         if (
             settings.STAFF_MFA_REQUIRED
             and is_staff_account(request.user)
@@ -103,9 +111,11 @@ def step_up_due(request: HttpRequest) -> bool:
     """Return whether a sensitive page must ask for the second factor again first."""
     if not is_staff_account(request.user):
         return False
-    if not settings.STAFF_MFA_REQUIRED and not has_second_factor(request.user):
-        return False  # a developer's machine without a second factor: nothing to ask
     given = second_factor_given_at(request)
+    if given is None and not settings.STAFF_MFA_REQUIRED:
+        # A developer's machine, signed in without one (allauth asks anyone who has one at
+        # sign-in): nothing to ask again, and no query on every page to find that out.
+        return False
     return given is None or time.time() - given > settings.MFA_STEP_UP_MINUTES * 60
 
 

@@ -8,10 +8,33 @@ steps lead to. allauth names the sign-in and sign-out pages `account_login` and
 """
 
 from allauth.account import views as account_views
+from allauth.mfa.webauthn import urls as webauthn_urls
+from allauth.mfa.webauthn import views as webauthn_views
 from allauth.socialaccount import views as socialaccount_views
 from allauth.socialaccount.providers.google.provider import GoogleProvider
 from allauth.socialaccount.providers.oauth2.urls import default_urlpatterns
 from django.urls import include, path
+
+from signin.views import RemovePasskeyView
+
+# allauth's second-factor pages, but for the removal of a passkey: allauth's never asks the
+# MFA adapter, and staff keep their last factor (signin.views.RemovePasskeyView).
+PASSKEY_PAGES = [
+    *[
+        pattern
+        for pattern in webauthn_urls.urlpatterns
+        if getattr(pattern, "name", None) != "mfa_remove_webauthn"
+        and not str(pattern.pattern).startswith("keys/")
+    ],
+    path("keys/<int:pk>/remove/", RemovePasskeyView.as_view(), name="mfa_remove_webauthn"),
+    path("keys/<int:pk>/edit/", webauthn_views.edit_webauthn, name="mfa_edit_webauthn"),
+]
+SECOND_FACTOR_PAGES = [
+    path("", include("allauth.mfa.base.urls")),
+    path("totp/", include("allauth.mfa.totp.urls")),
+    path("recovery-codes/", include("allauth.mfa.recovery_codes.urls")),
+    path("webauthn/", include(PASSKEY_PAGES)),
+]
 
 urlpatterns = [
     path("inactive/", account_views.account_inactive, name="account_inactive"),
@@ -26,7 +49,7 @@ urlpatterns = [
         socialaccount_views.login_error,
         name="socialaccount_login_error",
     ),
-    path("2fa/", include("allauth.mfa.urls")),
+    path("2fa/", include(SECOND_FACTOR_PAGES)),
     # Google's sign-in and return (not its One Tap token page, which the portal does not offer).
     path("", include(default_urlpatterns(GoogleProvider))),
     path("", include("allauth.socialaccount.providers.openid_connect.urls")),

@@ -2,8 +2,12 @@
 
 from allauth.account.internal.flows.login import perform_password_login
 from allauth.account.models import Login
+from allauth.mfa.adapter import get_adapter as get_mfa_adapter
+from allauth.mfa.webauthn.views import RemoveWebAuthnView
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
+from django.shortcuts import redirect
 
 from accounts.forms import SignInForm
 from signin.providers import offered_providers
@@ -31,3 +35,19 @@ class SignInView(auth_views.LoginView):
         context = super().get_context_data(**kwargs)
         context["providers"] = offered_providers()
         return context
+
+
+class RemovePasskeyView(RemoveWebAuthnView):
+    """allauth's removal of a passkey, keeping a member of staff's last second factor."""
+
+    def get_context_data(self, **kwargs) -> dict:
+        context = super().get_context_data(**kwargs)
+        context["can_delete"] = get_mfa_adapter().can_delete_authenticator(self.object)
+        return context
+
+    def form_valid(self, form) -> HttpResponse:
+        adapter = get_mfa_adapter()
+        if not adapter.can_delete_authenticator(self.get_object()):
+            messages.error(self.request, adapter.error_messages["cannot_delete_authenticator"])
+            return redirect("mfa_list_webauthn")
+        return super().form_valid(form)

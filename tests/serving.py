@@ -52,6 +52,8 @@ def production_environment(database_url: str, static_root: Path, **extra: str) -
         GUNICORN_THREADS="2",
         IMPORT_WORKERS="1",
         PYTHONDONTWRITEBYTECODE="1",
+        # Staff sign in with a password alone here; a test of the second factor passes "true".
+        STAFF_MFA_REQUIRED="false",
     )
     env.update(extra)
     return env

@@ -78,6 +78,8 @@ class SharedRedis:
             "PARTNER_API_BASE_URL": self.upstream_url,
             "PARTNER_API_KEY": settings.PARTNER_API_KEY,
             "PORTAL_LOG_LEVEL": "WARNING",
+            # Staff sign in with a password alone here (tests marked mfa test the second factor).
+            "STAFF_MFA_REQUIRED": "false",
             **self.extra,
         }
 

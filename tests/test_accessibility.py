@@ -785,6 +785,157 @@ def test_the_not_open_yet_pages_pass_axe(browser, live_server, staff, learner, v
     page.close()
 
 
+def tab_to(page, selector: str, presses: int = 60) -> None:
+    """Press Tab until the element has the focus, as a keyboard user would move to it."""
+    target = page.locator(selector)
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if target.evaluate("element => element === document.activeElement"):
+            return
+    raise AssertionError(f"Tab never reached {selector} on {page.url}")
+
+
+def press_enter_on(page, selector: str) -> None:
+    """Move to the element with Tab and press Enter on it; wait for the page it leads to."""
+    tab_to(page, selector)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_load_state()
+
+
+def second_factor_given_minutes_ago(context, minutes: int) -> None:
+    """Move the browser session's second factor (allauth's records) back `minutes` minutes."""
+    from importlib import import_module
+
+    from allauth.account.internal.flows.login import AUTHENTICATION_METHODS_SESSION_KEY
+    from django.conf import settings
+
+    cookie = next(c for c in context.cookies() if c["name"] == settings.SESSION_COOKIE_NAME)
+    session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=cookie["value"])
+    records = session[AUTHENTICATION_METHODS_SESSION_KEY]
+    for record in records:
+        record["at"] -= minutes * 60
+    session[AUTHENTICATION_METHODS_SESSION_KEY] = records
+    session.save()
+
+
+@pytest.mark.mfa
+def test_second_factor_by_keyboard_app_and_passkey_passes_axe(
+    browser, live_server, staff, settings, viewport
+):
+    """A member of staff sets up a second factor when first asked, by keyboard alone: an
+    authenticator app (its codes computed by pyotp from the key on the page), then a passkey
+    (Chromium's virtual authenticator), and steps up for the alerts with each."""
+    import pyotp
+
+    settings.MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = True  # http://localhost, as on a laptop
+    base = live_server.url
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+            }
+        },
+    )
+
+    def sign_in_by_keyboard() -> None:
+        page.goto(base + "/accounts/login/")
+        tab_to(page, "#id_username")
+        page.keyboard.type(staff.username)
+        page.keyboard.press("Tab")
+        page.keyboard.type(PASSWORD)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        page.wait_for_load_state()
+
+    sign_in_by_keyboard()
+    assert urlsplit(page.url).path == "/accounts/2fa/"
+    assert "Every member of staff gives a second factor" in page.inner_text(".messages")
+    assert_accessible(page, "second factor, none set up yet")
+    page.goto(base + "/dashboard/")
+    assert urlsplit(page.url).path == "/accounts/2fa/"  # nothing else first
+
+    press_enter_on(page, "a[href='/accounts/2fa/totp/activate/']")
+    assert page.locator(".totp-setup .qr svg").is_visible()
+    assert_accessible(page, "authenticator app setup")
+    key = "".join(page.inner_text("#authenticator_secret").split())
+    tab_to(page, "#id_code")
+    page.keyboard.type(pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert urlsplit(page.url).path == "/accounts/2fa/recovery-codes/"
+    assert page.locator("#recovery_codes li").count() == 10
+    assert_accessible(page, "recovery codes, shown once")
+    press_enter_on(page, "main a[href='/']")
+    assert urlsplit(page.url).path != "/accounts/2fa/"  # the portal opens
+
+    page.goto(base + "/accounts/2fa/")
+    assert_accessible(page, "second factor, an authenticator app set up")
+    press_enter_on(page, "a[href='/accounts/2fa/webauthn/add/']")
+    assert_accessible(page, "passkey setup")
+    tab_to(page, "#mfa_webauthn_add")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")  # the virtual authenticator makes the passkey
+    assert urlsplit(page.url).path == "/accounts/2fa/"
+    assert "You have 1 passkey or security key." in page.inner_text("main")
+    for path, state in [
+        ("/accounts/2fa/webauthn/", "passkeys list"),
+        ("/accounts/2fa/recovery-codes/", "recovery codes, already shown"),
+        ("/accounts/2fa/recovery-codes/generate/", "new recovery codes"),
+        ("/accounts/2fa/totp/deactivate/", "removing the authenticator app"),
+    ]:
+        goto_and_check(page, base, path, state)
+    page.goto(base + "/accounts/2fa/webauthn/")
+    press_enter_on(page, "a[href$='/edit/']")
+    assert_accessible(page, "renaming a passkey")
+    page.goto(base + "/accounts/2fa/webauthn/")
+    press_enter_on(page, "a[href$='/remove/']")
+    assert_accessible(page, "removing a passkey")
+
+    # Step-up: the alerts ask again once MFA_STEP_UP_MINUTES have passed; a code goes on.
+    second_factor_given_minutes_ago(context, settings.MFA_STEP_UP_MINUTES + 1)
+    page.goto(base + "/safeguarding/")
+    assert urlsplit(page.url).path == "/accounts/2fa/reauthenticate/"
+    assert_accessible(page, "step-up with a code")
+    tab_to(page, "#id_code")
+    page.keyboard.type(pyotp.TOTP(key).now())
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert urlsplit(page.url).path == "/safeguarding/"
+
+    # ...or the passkey.
+    second_factor_given_minutes_ago(context, settings.MFA_STEP_UP_MINUTES + 1)
+    page.goto(base + "/safeguarding/")
+    press_enter_on(page, "main a[href^='/accounts/2fa/webauthn/reauthenticate/']")
+    assert_accessible(page, "step-up with a passkey")
+    tab_to(page, "#mfa_webauthn_reauthenticate")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert urlsplit(page.url).path == "/safeguarding/"
+
+    # The next sign-in asks for the second factor before signing in: the passkey gives it.
+    page.goto(base + "/accounts/logout/")
+    press_enter_on(page, "main button[type=submit]")
+    sign_in_by_keyboard()
+    assert urlsplit(page.url).path == "/accounts/2fa/authenticate/"
+    assert_accessible(page, "second factor at sign-in")
+    tab_to(page, "#mfa_webauthn_authenticate")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.goto(base + "/safeguarding/")
+    assert urlsplit(page.url).path == "/safeguarding/"
+    context.close()
+
+
 NOT_A_PAGE = {
     "assessments:take": "redirects to the question page, check answers or results",
     "assessments:start": "POST only; redirects to the first question page",
@@ -814,6 +965,7 @@ NOT_A_PAGE = {
     "lessons:learner_card_reissue": "POST only; redirects to the learner's card (checked)",
     "safeguarding:acknowledge": "POST only; redirects to the alert (checked acknowledged)",
     "school_choose": "POST only; redirects back (the switcher is checked on the pages it heads)",
+    "mfa_download_recovery_codes": "a text download, and off: recovery codes are shown once",
 }
 
 

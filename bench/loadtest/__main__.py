@@ -63,6 +63,8 @@ def environment(database_url: str, cache_url: str) -> dict[str, str]:
         # nginx sets X-Request-ID: every log line of a request carries the proxy's id.
         "REQUEST_ID_TRUSTED_PROXIES": "127.0.0.1",
         "PORTAL_LOG_LEVEL": "WARNING",
+        # Simulated staff sign in with a password alone: the load is the portal's, not MFA's.
+        "STAFF_MFA_REQUIRED": "false",
         # A submission cut off by the kill sits in `submitting` until the sweep takes it for
         # lost: 30 s here (a single call takes at most 13 s), not 5 minutes, so learners
         # waiting on one see it within the run. Retries of refused ones start after 10 s.
