@@ -340,6 +340,8 @@ def _allowing(allowed: Callable[[AbstractBaseUser], bool]) -> Callable[[View], V
 
 # Let partner staff in, in any role.
 staff_required = _allowing(is_staff_member)
+# Anyone on staff, the trust's viewers too (pages about one's own account).
+any_staff_required = _allowing(lambda user: staff_role(user) is not None)
 # Pages about the whole school (bulk registration, personal data, operations).
 whole_school_required = _allowing(sees_whole_school)
 # Accounts, groups and the partner's settings.

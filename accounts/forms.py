@@ -8,6 +8,7 @@ from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 
 from accounts.access import learner_account
+from accounts.password_sign_in import password_sign_in_off
 from accounts.sign_in_throttle import (
     PASSWORD_MAX_LENGTH,
     sign_in_locked,
@@ -82,6 +83,15 @@ class SignInForm(ClearRequiredMessages, AuthenticationForm):
                     "sign-in for your class."
                 ),
                 code="card_only",
+            )
+        if password_sign_in_off(user):
+            # As above: only after the right password.
+            raise ValidationError(
+                gettext(
+                    "Your school's staff sign in with their school account, not a password. "
+                    "Use the button for your school account on this page."
+                ),
+                code="school_account_only",
             )
 
 

@@ -299,10 +299,12 @@ CACHE_COPY_PREFIXES = (
 CACHES["default"]["KEY_PREFIX"] = env("CACHE_KEY_PREFIX", default="")
 # Whether every process of the deployment reads the same cache (Redis or the database).
 CACHE_IS_SHARED = CACHES["default"]["BACKEND"].rsplit(".", 1)[-1] in ("RedisCache", "DatabaseCache")
-if CACHE_IS_SHARED:
-    # Sessions read from the cache, written through to the database: a Redis restart or
-    # flush signs nobody out (cached_db, reading the signed-in user in the same round trip).
-    SESSION_ENGINE = "accounts.sessions"
+# With a shared cache, sessions are read from it and written through to the database: a Redis
+# restart or flush signs nobody out (cached_db, reading the signed-in user in the same round
+# trip). Without one, the database's alone (one process's memory would keep a session another
+# ended). Both engines key a signed-in session by its user, so that all of one person's
+# sessions can be ended at once (accounts.session_ending).
+SESSION_ENGINE = "accounts.sessions" if CACHE_IS_SHARED else "accounts.db_sessions"
 # The signed-in user (with their Learner and staff role) is kept in the cache between requests
 # for this long, dropped whenever the account changes (accounts.user_cache). Only with a shared
 # cache: another process's memory would not hear of a change made here.

@@ -125,6 +125,12 @@ class PartnerSettings(models.Model):
     primary_cards_only = models.BooleanField(
         gettext_lazy("Primary pupils sign in only with their sign-in card"), default=False
     )
+    # Once the school's single sign-on is set up, its staff may be kept to it: a password
+    # (often reused elsewhere) then no longer opens the portal. Only while a provider is
+    # configured (accounts.password_sign_in); superusers keep theirs, for recovery.
+    staff_passwords_off = models.BooleanField(
+        gettext_lazy("Staff sign in only with their school account"), default=False
+    )
     # Safeguarding alerts (the safeguarding app). The spec lists neither needs_help values nor
     # RiskLevel labels: each list is one value per line, matched ignoring case, spaces and
     # dashes; a value in neither list of its kind raises an alert too ("unrecognised: review").

@@ -15,6 +15,7 @@ from kit.names import validate_name
 from learners.forms import username_in_normal_form
 from schools.context import working_school_id
 from schools.models import PartnerSettings, several_schools
+from signin.providers import offered_providers
 
 
 class GroupsField(forms.ModelMultipleChoiceField):
@@ -154,6 +155,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "school_day_starts",
             "school_day_ends",
             "adults_without_alerts",
+            "staff_passwords_off",
             "primary_cards_only",
             "card_window_max_minutes",
             "card_networks",
@@ -180,6 +182,11 @@ class PartnerSettingsForm(forms.ModelForm):
             ),
             "admins_see_results": gettext_lazy(
                 "Off: partner admins keep learners' records without reading their results."
+            ),
+            "staff_passwords_off": gettext_lazy(
+                "On: staff of this school (and trust staff) can no longer sign in with a "
+                "password, only with the school account button. Link everyone first: the staff "
+                "page shows who still uses a password. Superusers keep theirs."
             ),
             "primary_cards_only": gettext_lazy(
                 "On: primary pupils cannot use a password, only their card, while their teacher "
@@ -235,6 +242,9 @@ class PartnerSettingsForm(forms.ModelForm):
 
     def __init__(self, *args, by_trust: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        if not offered_providers():
+            # Without single sign-on a password is the only way in: nothing to turn off.
+            del self.fields["staff_passwords_off"]
         if not several_schools():
             del self.fields["withhold_from_trust"]  # one school: nothing about schools shows
         elif by_trust:

@@ -1,10 +1,11 @@
-"""Reads for the staff pages about sign-in."""
+"""Reads for the staff pages about sign-in: locks, and the accounts an admin manages."""
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
-from accounts.access import is_partner_admin, working_school_ids
-from accounts.models import SignInLock
+from accounts.access import is_partner_admin, is_trust_admin, working_school_ids
+from accounts.models import TRUST_ROLES, SignInLock
+from accounts.selectors import staff_accounts
 from learners.access import visible_learners
 
 
@@ -40,3 +41,29 @@ def sign_in_locks_current(user: AbstractBaseUser) -> list[SignInLock]:
         .select_related("user__learner")
         .order_by("locked_until", "id")
     )
+
+
+def staff_account_managed_by(actor: AbstractBaseUser, pk: int) -> AbstractBaseUser | None:
+    """Return the staff account (active or not) whose sign-in the admin may manage, else None.
+
+    The staff edit page's rule: one school's admins manage the staff of the school they work
+    in; a trust role's account is the trust admins' (a superuser's, the superusers').
+    """
+    trust_admin = is_trust_admin(actor)
+    schools = None if trust_admin else working_school_ids(actor)
+    account = (
+        staff_accounts(include_inactive=True, school_ids=schools)
+        .select_related("staff_profile")
+        .prefetch_related("socialaccount_set", "authenticator_set", "school_roles")
+        .filter(pk=pk)
+        .first()
+    )
+    if account is None:
+        return None
+    if account.is_superuser and not actor.is_superuser:
+        return None
+    profile = getattr(account, "staff_profile", None)
+    # Read from the profile, not trust_role(): that says None for an inactive account.
+    if profile is not None and profile.role in TRUST_ROLES and not trust_admin:
+        return None
+    return account

@@ -17,12 +17,15 @@ from accounts.access import (
     working_school_ids,
 )
 from accounts.models import StaffRole
+from accounts.password_sign_in import schools_without_passwords
 from accounts.selectors import staff_accounts
 from classes.models import SchoolGroup
 from kit.addresses import client_address
 from schools.models import PartnerSettings, School, several_schools
 from staff.forms import PartnerSettingsForm, StaffChangeForm, StaffNewForm
+from staff.selectors import staff_account_managed_by
 from staff.services import StaffAccountRefused, partner_settings_update, staff_add, staff_change
+from staff.sign_in import sign_in_methods
 
 
 @admin_required
@@ -38,9 +41,16 @@ def staff_list(request: HttpRequest) -> HttpResponse:
     accounts = (
         staff_accounts(include_inactive=True, school_ids=None if everyone else schools)
         .select_related("staff_profile", "learner")
-        .prefetch_related(Prefetch("school_groups", queryset=groups), "school_roles")
+        .prefetch_related(
+            Prefetch("school_groups", queryset=groups),
+            "school_roles",
+            # How each signs in: school identities and second factors.
+            "socialaccount_set",
+            "authenticator_set",
+        )
     )
     names = {school.pk: school.name for school in School.everyone()}
+    passwords_off = schools_without_passwords()
     rows = []
     for account in accounts:
         # The role held here, also by those who can no longer sign in (staff_role says None).
@@ -51,7 +61,14 @@ def staff_list(request: HttpRequest) -> HttpResponse:
             f"{names.get(link.school_id, '?')}: {StaffRole(link.role).label}"
             for link in account.school_roles.all()
         )
-        rows.append((account, StaffRole(role) if role else None, held if everyone else []))
+        rows.append(
+            (
+                account,
+                StaffRole(role) if role else None,
+                held if everyone else [],
+                sign_in_methods(account, passwords_off),
+            )
+        )
     return render(request, "accounts/staff_list.html", {"rows": rows})
 
 
@@ -113,7 +130,18 @@ def staff_edit(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, _("Saved.") if changed else _("Nothing needed changing."))
             return redirect("staff:staff_list")
-    return render(request, "accounts/staff_form.html", {"form": form, "account": account})
+    # How they sign in, with the actions when this admin may take them (staff.sign_in_views).
+    managed = staff_account_managed_by(request.user, account.pk)
+    return render(
+        request,
+        "accounts/staff_form.html",
+        {
+            "form": form,
+            "account": account,
+            "sign_in": sign_in_methods(managed or account),
+            "manages_sign_in": managed is not None,
+        },
+    )
 
 
 @admin_required

@@ -272,6 +272,13 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "staff:staff_list": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "staff:staff_new": {"GET": admins_only(OK), "POST": admins_only(OK)},
     "staff:staff_edit": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    # How a member of staff signs in: pages that ask to confirm; a POST without the confirming
+    # button shows the page again (tests/test_staff_sign_in_admin.py acts on them).
+    "staff:staff_identity_unlink": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "staff:staff_second_factor_reset": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "staff:staff_sessions_end": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    # Signing oneself out everywhere: anyone on staff, never a learner.
+    "staff:sign_out_everywhere": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # An empty POST shows the form again: the helplines learners are shown may not be emptied.
     # A POST that leaves fields out keeps them as they were: it saves, and comes back.
     "staff:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},

@@ -12,6 +12,8 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
+from allauth.mfa.models import Authenticator
+from allauth.socialaccount.models import SocialAccount
 from django.urls import Resolver404, resolve
 
 from accounts.models import StaffRole
@@ -309,6 +311,44 @@ def test_class_staff_and_settings_pages_pass_axe(
         for stop, shown in visit_as(page, live_server.url, user, stops):
             assert_accessible(shown, f"{stop.name} as {getattr(user, 'username', 'a visitor')}")
         page.close()
+
+
+def test_the_staff_sign_in_pages_pass_axe(browser, live_server, settings, viewport):
+    """How staff sign in: the list and an account's page, each action's page, signing out."""
+    settings.SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "APPS": [
+                {
+                    "provider_id": "oidc",
+                    "name": "Trust",
+                    "client_id": "x",
+                    "secret": "y",
+                    "settings": {"server_url": "http://127.0.0.1:9/"},
+                }
+            ]
+        }
+    }
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    teacher = make_staff("tara.teacher", role=StaffRole.TEACHER)
+    SocialAccount.objects.create(user=teacher, provider="google", uid="g-1")
+    Authenticator.objects.create(user=teacher, type=Authenticator.Type.TOTP, data={})
+    page = sign_in(browser, live_server, admin, viewport)
+    base = live_server.url
+    for path, state in [
+        ("/staff/", "staff accounts, with how each signs in"),
+        (f"/staff/{teacher.pk}/", "a staff account, with how they sign in"),
+        (f"/staff/{teacher.pk}/school-account/unlink/", "unlink a school account"),
+        (f"/staff/{teacher.pk}/second-factor/reset/", "reset a second factor"),
+        (f"/staff/{admin.pk}/second-factor/reset/", "one's own second factor: refused"),
+        (f"/staff/{teacher.pk}/sessions/end/", "sign someone out everywhere"),
+        ("/settings/", "settings, with staff passwords"),
+        ("/sign-out-everywhere/", "sign out everywhere"),
+    ]:
+        goto_and_check(page, base, path, state)
+    click_and_wait(page, "main button[name=confirm]")
+    assert page.is_visible(".messages")
+    assert_accessible(page, "signed out everywhere")
+    page.close()
 
 
 # Pages and states beyond the named list ---------------------------------------------------------

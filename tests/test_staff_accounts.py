@@ -326,7 +326,8 @@ def test_the_staff_list_costs_the_same_queries_for_two_accounts_or_ten(
     for number in range(10):
         make_staff(f"t{number}.teacher", role=StaffRole.TEACHER, groups=[make_group(f"G{number}")])
 
-    # Session, user (with its school roles), the schools, accounts, their groups and school
-    # roles (prefetched), the upstream banner and a spare: never one more per account.
-    with django_assert_max_num_queries(10):
+    # Session, user (with its school roles), the schools, accounts, their groups, school
+    # roles, school identities and second factors (prefetched), the upstream banner and a
+    # spare: never one more per account.
+    with django_assert_max_num_queries(12):
         assert client.get("/staff/").status_code == 200
