@@ -11,10 +11,10 @@ from allauth.core.exceptions import ImmediateHttpResponse, SignupClosedException
 from allauth.mfa.adapter import DefaultMFAAdapter
 from allauth.mfa.models import Authenticator
 from allauth.socialaccount.adapter import DefaultSocialAccountAdapter
-from allauth.socialaccount.models import SocialLogin
+from allauth.socialaccount.models import SocialApp, SocialLogin
 from allauth.socialaccount.providers.base import AuthProcess
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 
@@ -113,6 +113,13 @@ class SchoolIdentityAdapter(DefaultSocialAccountAdapter):
 
     def is_auto_signup_allowed(self, request, sociallogin) -> bool:
         return False
+
+    def get_app(self, request, provider, client_id=None):
+        """Return the provider's settings; a provider the environment did not set up is a 404."""
+        try:
+            return super().get_app(request, provider, client_id=client_id)
+        except SocialApp.DoesNotExist:
+            raise Http404 from None
 
     def save_user(self, request, sociallogin, form=None):
         # Never reached (signup is closed); should a later allauth reach it, it makes nothing.

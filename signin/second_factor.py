@@ -73,9 +73,10 @@ class SecondFactorMiddleware:
         if (
             request.user.is_authenticated
             and not is_staff_account(request.user)
-            and request.path.startswith(reverse("mfa_index"))
+            and request.path.startswith((reverse("mfa_index"), reverse("account_reauthenticate")))
         ):
-            raise Http404  # learners give no second factor: the pages are not theirs
+            # Learners give no second factor, and never a password again: not their pages.
+            raise Http404
         if (
             settings.STAFF_MFA_REQUIRED
             and is_staff_account(request.user)
