@@ -51,3 +51,19 @@ def violations(page) -> list[str]:
         for rule in found.response["violations"]
         for node in rule["nodes"]
     ]
+
+
+def second_factor_given_minutes_ago(context, minutes: int) -> None:
+    """Move the browser session's second factor (allauth's records) back `minutes` minutes."""
+    from importlib import import_module
+
+    from allauth.account.internal.flows.login import AUTHENTICATION_METHODS_SESSION_KEY
+    from django.conf import settings
+
+    cookie = next(c for c in context.cookies() if c["name"] == settings.SESSION_COOKIE_NAME)
+    session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=cookie["value"])
+    records = session[AUTHENTICATION_METHODS_SESSION_KEY]
+    for record in records:
+        record["at"] -= minutes * 60
+    session[AUTHENTICATION_METHODS_SESSION_KEY] = records
+    session.save()

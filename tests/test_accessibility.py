@@ -24,6 +24,7 @@ from tests.browsing import (
     browser_sign_in,
     fill_date,
     make_last_resort_pages_reachable,
+    second_factor_given_minutes_ago,
     violations,
 )
 from tests.factories import (
@@ -841,22 +842,6 @@ def press_enter_on(page, selector: str) -> None:
     with page.expect_navigation():
         page.keyboard.press("Enter")
     page.wait_for_load_state()
-
-
-def second_factor_given_minutes_ago(context, minutes: int) -> None:
-    """Move the browser session's second factor (allauth's records) back `minutes` minutes."""
-    from importlib import import_module
-
-    from allauth.account.internal.flows.login import AUTHENTICATION_METHODS_SESSION_KEY
-    from django.conf import settings
-
-    cookie = next(c for c in context.cookies() if c["name"] == settings.SESSION_COOKIE_NAME)
-    session = import_module(settings.SESSION_ENGINE).SessionStore(session_key=cookie["value"])
-    records = session[AUTHENTICATION_METHODS_SESSION_KEY]
-    for record in records:
-        record["at"] -= minutes * 60
-    session[AUTHENTICATION_METHODS_SESSION_KEY] = records
-    session.save()
 
 
 @pytest.mark.mfa

@@ -6,10 +6,15 @@ redirects to the provider (the CSP's form-action must let that redirect through)
 subject there, and comes back to the portal's callback.
 """
 
+import time
+from urllib.parse import urlsplit
+
+import pyotp
 import pytest
 
+from accounts.models import StaffRole
 from audit.models import AuditEvent
-from tests.browsing import violations
+from tests.browsing import second_factor_given_minutes_ago, violations
 from tests.factories import make_learner, make_staff
 from tests.identity_provider import (
     BUTTON,
@@ -59,14 +64,45 @@ def test_a_member_of_staff_signs_in_with_their_school_account(page, live_server,
 
 
 @pytest.mark.mfa
-def test_a_member_of_staff_without_a_second_factor_is_sent_to_set_one_up(
-    page, live_server, provider, teacher
+def test_a_lead_signs_in_with_their_school_account_sets_up_a_factor_and_steps_up(
+    browser, live_server, provider, settings
 ):
-    sign_in_with_school_account(
-        page, live_server.url, provider, "sam", school_claims("sam.staff@school.example")
-    )
+    """Through the provider, to the forced setup, an authenticator app whose codes pyotp
+    computes from the key on the page, then the alerts page asking for a code again."""
+    settings.MFA_TOTP_TOLERANCE = 1  # the step-up's code is the next one, not the setup's
+    lead = make_staff("dee.lead", role=StaffRole.DSL)
+    lead.email = "dee.lead@school.example"
+    lead.save(update_fields=["email"])
+    base = live_server.url
+    context = browser.new_context()
+    page = context.new_page()
 
-    assert page.url == live_server.url + "/accounts/2fa/"
+    sign_in_with_school_account(page, base, provider, "dee", school_claims(lead.email))
+
+    assert page.url == base + "/accounts/2fa/"
+    assert "Every member of staff gives a second factor" in page.inner_text(".messages")
+    page.goto(base + "/safeguarding/")
+    assert page.url == base + "/accounts/2fa/"  # nothing else first
+    page.click("a[href='/accounts/2fa/totp/activate/']")
+    key = "".join(page.inner_text("#authenticator_secret").split())
+    totp = pyotp.TOTP(key)
+    page.fill("#id_code", totp.now())
+    with page.expect_navigation():
+        page.click("main button[type=submit]")
+    assert urlsplit(page.url).path == "/accounts/2fa/recovery-codes/"
+    page.goto(base + "/safeguarding/")
+    assert urlsplit(page.url).path == "/safeguarding/"
+    assert heading(page) == "Safeguarding alerts"
+
+    second_factor_given_minutes_ago(context, settings.MFA_STEP_UP_MINUTES + 1)
+    page.goto(base + "/safeguarding/")
+    assert urlsplit(page.url).path == "/accounts/2fa/reauthenticate/"
+    page.fill("#id_code", totp.at(time.time() + totp.interval))
+    with page.expect_navigation():
+        page.click("main button[type=submit]")
+    assert urlsplit(page.url).path == "/safeguarding/"
+    assert heading(page) == "Safeguarding alerts"
+    context.close()
 
 
 def test_an_account_of_another_domain_is_refused_with_what_to_ask(
