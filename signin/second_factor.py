@@ -14,6 +14,7 @@ from functools import wraps
 from allauth.account.internal.flows.login import get_authentication_records
 from allauth.account.internal.flows.reauthentication import suspend_request
 from allauth.mfa.models import Authenticator
+from allauth.socialaccount.models import SocialAccount
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,6 +23,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from accounts.access import learner_account
+from signin.providers import offered_providers
 
 # Second factors that count at sign-in (recovery codes only stand in for a lost one).
 FACTORS = (Authenticator.Type.TOTP, Authenticator.Type.WEBAUTHN)
@@ -103,9 +105,21 @@ def step_up_url(user) -> str:
             "type", flat=True
         )
     )
+    if not types and settings.SSO_TRUST_PROVIDER_MFA:
+        # No factor of their own: their provider's second factor stood for one, so they give
+        # it again by signing in there (allauth has no provider re-check to offer instead).
+        provider_url = provider_sign_in_url(user)
+        if provider_url is not None:
+            return provider_url
     if Authenticator.Type.TOTP not in types and Authenticator.Type.WEBAUTHN in types:
         return reverse("mfa_reauthenticate_webauthn")
     return reverse("mfa_reauthenticate")
+
+
+def provider_sign_in_url(user) -> str | None:
+    """Return where the user's linked school identity signs in, if a provider offers it."""
+    linked = set(SocialAccount.objects.filter(user_id=user.pk).values_list("provider", flat=True))
+    return next((p.url for p in offered_providers() if p.id in linked), None)
 
 
 def step_up_due(request: HttpRequest) -> bool:

@@ -11,6 +11,7 @@ from allauth.mfa.stages import AuthenticateStage
 from allauth.socialaccount.models import SocialLogin
 from django.conf import settings
 
+from accounts.access import learner_account
 from signin.claims import school_identity
 from signin.second_factor import MFA_METHOD
 
@@ -28,6 +29,8 @@ class ProviderTrustedAuthenticateStage(AuthenticateStage):
     """allauth's AuthenticateStage, skipped when a trusted provider gave the second factor."""
 
     def handle(self) -> tuple:
+        if self.login.user is not None and learner_account(self.login.user) is not None:
+            return None, True  # pupils give no second factor: no query to find they have none
         sociallogin = _sociallogin(self.login)
         if settings.SSO_TRUST_PROVIDER_MFA and sociallogin is not None and self.login.user:
             account = sociallogin.account

@@ -607,6 +607,15 @@ def test_staff_without_a_factor_whose_provider_gave_one_reach_their_pages(
     assert client.get("/learners/").status_code == 200
     assert response.status_code == 302
 
+    # Step-up: with no factor of their own, they give the provider's again, by its sign-in.
+    session = client.session
+    for record in session["account_authentication_methods"]:
+        record["at"] -= (settings.MFA_STEP_UP_MINUTES + 1) * 60
+    session.save()
+    step_up = client.get("/safeguarding/")
+    assert step_up.status_code == 302
+    assert step_up["Location"] == f"{MICROSOFT.login}?next=%2Fsafeguarding%2F"
+
 
 # The sign-in page and its policy.
 
