@@ -6,6 +6,7 @@ for the limits and why they are counted first.
 
 import logging
 
+from allauth.mfa.models import Authenticator
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
@@ -71,6 +72,11 @@ class CaseInsensitiveModelBackend(ModelBackend):
             raise
         if user is None:
             throttle.fail(account=account)
+        elif gives_a_second_factor_next(user):
+            # The password is right, but the code is still to come: give this attempt back
+            # and keep the account's earlier failures, so that signing in again between wrong
+            # codes never clears their count (the code's success does: signin.forms).
+            throttle.give_back()
         else:
             throttle.succeed()
         return user
@@ -106,13 +112,25 @@ def _load_user(user_id):
     return user
 
 
+def gives_a_second_factor_next(user) -> bool:
+    """Return whether a member of staff has an authenticator app or passkey to give after this."""
+    if getattr(user, "learner", None) is not None:
+        return False
+    return Authenticator.objects.filter(
+        user_id=user.pk, type__in=(Authenticator.Type.TOTP, Authenticator.Type.WEBAUTHN)
+    ).exists()
+
+
 def account_for(username: str):
     """Return the account a typed username signs in to, or None."""
     normal = username_normal_form(username)
     names = {normal, username}
     accounts = {
         user.get_username(): user
-        for user in get_user_model()._default_manager.filter(username__in=names)
+        # With its Learner: whether a second factor follows is asked of staff only.
+        for user in get_user_model()
+        ._default_manager.select_related("learner")
+        .filter(username__in=names)
     }
     # A name typed exactly as an account's first: accounts whose normal forms collide keep
     # their old names (learners migration 0009), and each still signs in as it is written.

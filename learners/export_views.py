@@ -13,10 +13,12 @@ from kit.addresses import client_address
 from kit.csv_export import csv_download
 from learners.exports import LEARNER_HEADER, learner_list_export
 from learners.list_forms import LearnerSearchForm
+from signin.second_factor import step_up_required
 
 
 @staff_required
 @require_GET
+@step_up_required
 def learners_csv(request: HttpRequest) -> HttpResponse:
     """Download the learners the list shows for its search and filters, as CSV."""
     form = LearnerSearchForm(request.GET, with_results=sees_results(request.user))

@@ -1,11 +1,16 @@
 """Root URLconf: the stable page paths (docs/architecture.md lists them); each app's own URLs."""
 
+from allauth.account.decorators import secure_admin_login
 from django.contrib import admin
 from django.urls import include, path
 
 from accounts.school_choice import school_choose
 from portal import views
 from signin.views import SignInView
+
+# The admin signs in on the portal's own page, so that the second factor follows the password
+# there too (Django's admin login would sign a superuser in with the password alone).
+admin.site.login = secure_admin_login(admin.site.login)
 
 # While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
 handler500 = views.server_error

@@ -5,7 +5,6 @@ import time
 import segno
 from allauth.account import app_settings as account_settings
 from allauth.account.adapter import DefaultAccountAdapter
-from allauth.account.internal.flows.login import get_authentication_records
 from allauth.core import context
 from allauth.core.exceptions import ImmediateHttpResponse, SignupClosedException
 from allauth.mfa.adapter import DefaultMFAAdapter
@@ -18,6 +17,7 @@ from django.http import Http404, HttpRequest
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 
+from accounts.password_sign_in import password_sign_in_off
 from signin.claims import school_identity
 from signin.identities import (
     IdentityRefused,
@@ -26,7 +26,12 @@ from signin.identities import (
     identity_linked_record,
     identity_refused_record,
 )
-from signin.second_factor import FACTORS, has_second_factor, is_staff_account
+from signin.second_factor import (
+    FACTORS,
+    has_second_factor,
+    is_staff_account,
+    second_factor_given_at,
+)
 
 # allauth's own notices that repeat what the page already shows.
 QUIET_MESSAGES = frozenset({"account/messages/logged_in.txt", "account/messages/logged_out.txt"})
@@ -54,17 +59,22 @@ class PortalAccountAdapter(DefaultAccountAdapter):
         ]
 
     def is_reauthentication_required(self, *, app: str, **kwargs) -> bool:
-        """Let someone who signed in moments ago set up a second factor without signing in again.
+        """Let a member of staff set up their first second factor without signing in again.
 
-        allauth counts only a reauthentication as recent; a sign-in within the same
-        ACCOUNT_REAUTHENTICATION_TIMEOUT proved as much.
+        Until then they reach nothing else (signin.second_factor), however long setting up
+        takes, and someone who signed in with their school account alone has no password to
+        give. Whoever has a factor gives it again first, unless they gave it moments ago (the
+        factor itself, never a password: allauth counts only its re-checks as recent).
         """
         required = super().is_reauthentication_required(app=app, **kwargs)
         if required and app == "allauth.mfa" and context.request is not None:
             request = context.request
-            records = get_authentication_records(request, request.user)
-            latest = max((record.get("at", 0) for record in records), default=0)
-            return time.time() - latest >= account_settings.REAUTHENTICATION_TIMEOUT
+            if not request.user.is_authenticated:
+                return required
+            if not has_second_factor(request.user):
+                return False
+            given = second_factor_given_at(request)
+            return given is None or time.time() - given >= account_settings.REAUTHENTICATION_TIMEOUT
         return required
 
     def get_reauthentication_methods(self, user) -> list[dict]:
@@ -74,7 +84,8 @@ class PortalAccountAdapter(DefaultAccountAdapter):
         place would send the person round again.
         """
         methods = super().get_reauthentication_methods(user)
-        if user.is_authenticated and has_second_factor(user):
+        if user.is_authenticated and (has_second_factor(user) or password_sign_in_off(user)):
+            # (Nor where the school turned staff passwords off: the password is not a way in.)
             methods = [method for method in methods if method["id"] != "reauthenticate"]
         return methods
 

@@ -17,9 +17,11 @@ from allauth.mfa.models import Authenticator
 from allauth.socialaccount.models import SocialAccount
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
 from accounts.access import learner_account
@@ -51,18 +53,23 @@ def second_factor_given_at(request: HttpRequest) -> float | None:
     return max(times) if times else None
 
 
-def _allowed_while_pending(path: str) -> bool:
-    """Return whether a path stays open before the second factor: giving it, or signing out."""
-    return path.startswith(
-        (
-            reverse("mfa_index"),
-            # A password again, before setting up a factor long after signing in (allauth asks).
-            reverse("account_reauthenticate"),
-            reverse("logout"),
-            reverse("login"),
-            settings.STATIC_URL,
-        )
+def _open_to_anyone_pending(path: str) -> bool:
+    """Return whether a path stays open before the second factor: signing in or out."""
+    return path.startswith((reverse("logout"), reverse("login"), settings.STATIC_URL))
+
+
+def _gives_a_factor(path: str) -> bool:
+    """Return whether the page asks for a factor already set up (and nothing else)."""
+    return path in (
+        reverse("mfa_authenticate"),
+        reverse("mfa_reauthenticate"),
+        reverse("mfa_reauthenticate_webauthn"),
     )
+
+
+def _sets_up_a_factor(path: str) -> bool:
+    """Return whether the page sets up a first factor (or asks the password again for it)."""
+    return path.startswith((reverse("mfa_index"), reverse("account_reauthenticate")))
 
 
 class SecondFactorMiddleware:
@@ -82,11 +89,19 @@ class SecondFactorMiddleware:
         if (
             settings.STAFF_MFA_REQUIRED
             and is_staff_account(request.user)
-            and not _allowed_while_pending(request.path)
+            and not _open_to_anyone_pending(request.path)
             and second_factor_given_at(request) is None
         ):
             if has_second_factor(request.user):
-                return suspend_request(request, step_up_url(request.user))
+                # Only the factor they have: not a new one, nor new recovery codes, which
+                # would let a password alone stand in for it.
+                if _gives_a_factor(request.path):
+                    return self.get_response(request)
+                # A plain redirect, never a POST kept for later: this runs before the CSRF
+                # check, and allauth replays a kept POST without one.
+                return _redirect_back_after(step_up_url(request.user), request)
+            if _sets_up_a_factor(request.path):
+                return self.get_response(request)
             messages.info(
                 request,
                 _(
@@ -96,6 +111,11 @@ class SecondFactorMiddleware:
             )
             return redirect("mfa_index")
         return self.get_response(request)
+
+
+def _redirect_back_after(url: str, request: HttpRequest) -> HttpResponse:
+    """Send to `url`, which comes back to this page (its address, by GET) afterwards."""
+    return redirect(f"{url}?{urlencode({REDIRECT_FIELD_NAME: request.get_full_path()})}")
 
 
 def step_up_url(user) -> str:

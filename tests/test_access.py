@@ -143,8 +143,6 @@ NO_FACTOR = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, *[NOT_FOUND] * 7)
 NO_SIGN_IN_UNDER_WAY = Row(TO_LOGIN, NOT_FOUND, NOT_FOUND, *[TO_HOME] * 7)
 TO_PASSWORD_AGAIN = "-> /accounts/reauthenticate/"
 NO_FACTOR_TO_GIVE = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, *[TO_PASSWORD_AGAIN] * 7)
-PASSWORD_AGAIN_THEN_BACK = "password again, then back"
-PASSWORD_FIRST = Row(SIGN_IN, NOT_FOUND, NOT_FOUND, *[PASSWORD_AGAIN_THEN_BACK] * 7)
 # require_POST sits inside learner_required: a learner's GET is refused before any lookup,
 # so it reveals nothing about whose attempt the id is.
 POST_ONLY_BY_GET = Row(SIGN_IN, NOT_ALLOWED, NOT_ALLOWED, *[NOT_FOUND] * 7)
@@ -200,20 +198,19 @@ EXPECTED: dict[str, dict[str, Row]] = {
     "google_callback": {"GET": Row(*[NOT_FOUND] * 10), "POST": Row(*[NOT_FOUND] * 10)},
     "openid_connect_login": {"GET": Row(*[NOT_FOUND] * 10), "POST": Row(*[NOT_FOUND] * 10)},
     "openid_connect_callback": {"GET": Row(*[NOT_FOUND] * 10), "POST": Row(*[NOT_FOUND] * 10)},
-    # The second factor is staff's (STAFF_MFA_REQUIRED is off here, and nobody has one): a
-    # learner finds none of its pages; staff signed in moments ago (force_login records no
-    # sign-in for allauth) are asked for their password before adding one.
+    # The second factor is staff's (STAFF_MFA_REQUIRED is off here, and nobody has one yet): a
+    # learner finds none of its pages; staff set up their first without signing in again.
     "account_reauthenticate": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE},
     "mfa_index": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE_BY_POST},
     "mfa_list_webauthn": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE_BY_POST},
     "mfa_authenticate": {"GET": NO_SIGN_IN_UNDER_WAY, "POST": NO_SIGN_IN_UNDER_WAY},
     "mfa_reauthenticate": {"GET": NO_FACTOR_TO_GIVE, "POST": NO_FACTOR_TO_GIVE},
     "mfa_reauthenticate_webauthn": {"GET": NO_FACTOR_TO_GIVE, "POST": NO_FACTOR_TO_GIVE},
-    "mfa_activate_totp": {"GET": PASSWORD_FIRST, "POST": PASSWORD_FIRST},
-    "mfa_add_webauthn": {"GET": PASSWORD_FIRST, "POST": PASSWORD_FIRST},
-    "mfa_generate_recovery_codes": {"GET": PASSWORD_FIRST, "POST": PASSWORD_FIRST},
-    "mfa_edit_webauthn": {"GET": PASSWORD_FIRST, "POST": PASSWORD_FIRST},
-    "mfa_remove_webauthn": {"GET": PASSWORD_FIRST, "POST": PASSWORD_FIRST},
+    "mfa_activate_totp": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE},
+    "mfa_add_webauthn": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE},
+    "mfa_generate_recovery_codes": {"GET": STAFF_ACCOUNT_PAGE, "POST": STAFF_ACCOUNT_PAGE},
+    "mfa_edit_webauthn": {"GET": NO_FACTOR, "POST": NO_FACTOR},
+    "mfa_remove_webauthn": {"GET": NO_FACTOR, "POST": NO_FACTOR},
     # Nothing to show or turn off without a factor.
     "mfa_view_recovery_codes": {"GET": NO_FACTOR, "POST": STAFF_ACCOUNT_PAGE_BY_POST},
     "mfa_download_recovery_codes": {"GET": NO_FACTOR, "POST": NO_FACTOR},
@@ -613,8 +610,6 @@ def describe(response, path: str) -> str:
         # allauth's views quote the address they come back to; the portal's do not.
         if response.url in (f"{LOGIN_URL}?next={path}", f"{LOGIN_URL}?next={quote(path, safe='')}"):
             return SIGN_IN
-        if response.url == f"/accounts/reauthenticate/?next={quote(path, safe='')}":
-            return PASSWORD_AGAIN_THEN_BACK
         # Import jobs get new ids in each test: the table names the job page by its role.
         location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
         location = re.sub(r"^/learners/\d+/card/$", "/learners/<learner>/card/", location)

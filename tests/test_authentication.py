@@ -219,13 +219,20 @@ def test_a_lock_ends_after_the_lockout(client, learner, settings):
     assert sign_in(client, "lee.learner", PASSWORD).status_code == 302
 
 
-def test_the_admin_sign_in_is_throttled_too(client, superuser):
-    for _ in range(5):
-        client.post("/admin/login/", {"username": "root.admin", "password": WRONG})
-
+def test_the_admin_has_no_sign_in_of_its_own_only_the_portals_throttled_one(client, superuser):
+    # Its own form would sign in with a password alone: no throttle, no second factor.
     response = client.post("/admin/login/", {"username": "root.admin", "password": PASSWORD})
 
-    assert response.status_code == 200
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=%2Fadmin%2Flogin%2F"
+    assert "_auth_user_id" not in client.session
+    for _ in range(5):
+        client.post("/accounts/login/", {"username": "root.admin", "password": WRONG})
+    locked = client.post(
+        "/accounts/login/?next=/admin/", {"username": "root.admin", "password": PASSWORD}
+    )
+    assert locked.status_code == 200
+    assert "Too many attempts" in locked.content.decode()
     assert client.get("/admin/").status_code == 302
 
 

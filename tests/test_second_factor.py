@@ -331,3 +331,88 @@ def test_forty_simultaneous_code_guesses_check_no_more_codes_than_the_limit(
     assert all(answer.status_code == 200 for answer in answers)
     assert sum(TOO_MANY in answer.text for answer in answers) >= 40 - ACCOUNT_FROM_ONE_ADDRESS
     assert 1 <= len(checks) <= ACCOUNT_FROM_ONE_ADDRESS
+
+
+# What a password alone must never do for someone who has a factor ----------------------------
+
+
+def test_the_admins_own_sign_in_sends_a_superuser_to_the_portals_with_its_second_factor(
+    client, superuser
+):
+    with_authenticator_app(superuser)
+
+    response = client.post(
+        "/admin/login/?next=/admin/", {"username": superuser.username, "password": PASSWORD}
+    )
+
+    assert response.status_code == 302
+    assert response["Location"] == "/accounts/login/?next=%2Fadmin%2F"
+    assert "_auth_user_id" not in client.session
+    assert client.get("/admin/login/")["Location"].startswith("/accounts/login/")
+
+
+def test_a_session_without_its_factor_may_give_it_but_not_add_another_or_new_codes(
+    client, staff
+):
+    app = with_authenticator_app(staff)
+    RecoveryCodes.activate(staff)
+    client.force_login(staff)  # e.g. signed in before the second factor was asked for
+
+    for page in [
+        "/accounts/2fa/recovery-codes/generate/",
+        "/accounts/2fa/webauthn/add/",
+        ACTIVATE,
+        SETUP,
+        "/admin/",
+    ]:
+        response = client.get(page)
+        assert response.status_code == 302, page
+        assert response["Location"].startswith(REAUTHENTICATE + "?next="), page
+    asked = client.get(REAUTHENTICATE)
+    assert asked.status_code == 200
+    assert 'name="code"' in asked.content.decode()
+
+    gave = client.post(REAUTHENTICATE + "?next=/dashboard/", {"code": app.now()})
+    assert gave.status_code == 302 and gave["Location"] == "/dashboard/"
+    assert client.get("/dashboard/").status_code == 200
+
+
+def test_a_post_held_up_for_the_second_factor_is_not_kept_to_be_replayed(client, staff, learner):
+    with_authenticator_app(staff)
+    client.force_login(staff)
+
+    response = client.post(f"/learners/{learner.pk}/erase/", {"confirm": "yes"})
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(REAUTHENTICATE + "?next=")
+    assert "account_reauthentication_state" not in client.session
+
+
+def test_signing_in_again_between_wrong_codes_never_clears_their_count(client, staff, settings):
+    app = with_authenticator_app(staff)
+    wrong = str((int(app.now()) + 1) % 1_000_000).zfill(6)
+
+    refused = []
+    for _round in range(3):  # password, two wrong codes; three times: six wrong codes
+        response = password_sign_in(client, staff.username)
+        if response.status_code != 302:
+            refused.append("password")
+            break
+        for _ in range(2):
+            answer = client.post(AUTHENTICATE, {"code": wrong})
+            if TOO_MANY in page_text(answer):
+                refused.append("code")
+
+    assert refused, "six wrong codes went through the per-account limit of five"
+    locked = password_sign_in(client, staff.username)
+    assert locked.status_code == 200
+    assert TOO_MANY in page_text(locked)
+
+
+def test_staff_without_a_factor_set_one_up_however_long_ago_they_signed_in(client, staff):
+    client.force_login(staff)  # no record of a recent sign-in, and perhaps no password at all
+
+    response = client.get(ACTIVATE)
+
+    assert response.status_code == 200
+    assert 'id="authenticator_secret"' in response.content.decode()
