@@ -410,6 +410,37 @@ def test_an_inactive_account_beside_an_active_one_leaves_the_active_one(client, 
     assert signed_in_as(client) == current.pk
 
 
+def test_two_active_accounts_are_refused_however_many_inactive_ones_share_the_email(
+    client, db, sign_in
+):
+    for number in range(5):
+        left = staff_with_email(f"old.staff{number}", "head@school.example")
+        left.is_active = False
+        left.save(update_fields=["is_active"])
+    staff_with_email("new.staff", "head@school.example")
+    pupil_with_email("head.pupil", "head@school.example")
+
+    response = sign_in(OIDC, trust("head@school.example"))
+
+    assert response.status_code == 403
+    assert SEVERAL in response.content.decode()
+    assert signed_in_as(client) is None
+    assert not SocialAccount.objects.exists()
+
+
+def test_only_inactive_accounts_with_the_email_are_refused_as_not_active(client, db, sign_in):
+    for number in range(6):
+        left = staff_with_email(f"old.staff{number}", "head@school.example")
+        left.is_active = False
+        left.save(update_fields=["is_active"])
+
+    response = sign_in(OIDC, trust("head@school.example"))
+
+    assert response.status_code == 403
+    assert NOT_ACTIVE in response.content.decode()
+    assert refusals()[-1]["reason"] == "account_deactivated"
+
+
 def test_an_unverified_email_at_the_trusts_provider_is_refused(client, db, sign_in):
     staff_with_email("sam.staff", "sam.staff@school.example")
 
