@@ -51,3 +51,19 @@ def sign_in_identities_export(user_id: int) -> dict:
             for factor in factors
         ],
     }
+
+
+def email_change_unlinks(before: str, after: str) -> bool:
+    """Return whether an account's new email is another address (linking ignores case)."""
+    return before.strip().casefold() != after.strip().casefold()
+
+
+def sign_in_identities_unlink(user_id: int) -> bool:
+    """Unlink every school identity from the account; return whether there was one.
+
+    Identities are linked by email, so an account whose email an admin changes loses them:
+    else whoever holds the school account of the old address keeps signing in to it. Each
+    links anew, under the linking rules, at its next sign-in.
+    """
+    deleted, _by_model = SocialAccount.objects.filter(user_id=user_id).delete()
+    return deleted > 0
