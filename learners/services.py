@@ -29,6 +29,7 @@ from learners.registration import (
 from learners.signals import learner_level_changed
 from ops.database import DATABASE_TROUBLE, write_when_database_returns
 from partner_api import PartnerApiError, get_client
+from signin.services import email_change_unlinks, sign_in_identities_unlink
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +198,15 @@ def learner_details_change(
             return []
         if set(changed) & set(AGE_AND_LEVEL) and not sees_whole_school(changed_by):
             raise PermissionDenied("only whole-school staff change a date of birth or level")
+        unlinked = {}
+        # School identities link by the record's email: one linked under the old address
+        # must not keep signing in as this pupil now that the address is another.
+        if (
+            "email" in changed
+            and email_change_unlinks(current.email, email)
+            and sign_in_identities_unlink(current.user_id)
+        ):
+            unlinked["school_identity_unlinked"] = True
         for name in changed:
             setattr(current, name, wanted[name])
             setattr(learner, name, wanted[name])  # the caller's copy says what is now saved
@@ -207,6 +217,7 @@ def learner_details_change(
             action=AuditEvent.Action.LEARNER_CHANGED,
             learner=current,
             fields=changed,
+            **unlinked,
         )
         if "level" in changed:
             learner_level_changed.send(sender=Learner, learner=current)

@@ -7,13 +7,15 @@ None of these names anyone once the names, username, email, date of birth, upstr
 answers, question content, session and the results' free text (trait title and copy, the
 three HTML fields raw and sanitized) are gone. Safeguarding alerts keep their timings for the
 figures, without the learner, the attempt or the values that raised them; follow-ups, sign-in
-cards (with their sessions and refused uses) and a safeguarding hold go. The upstream keeps its
-own copy: the spec has no endpoint to delete a learner there.
+cards (with their sessions and refused uses), a linked school account and the second factors,
+and a safeguarding hold go. The upstream keeps its own copy: the spec has no endpoint to delete
+a learner there.
 
 Each app forgets its own part through a service of its own (`attempts_forget_learner`,
 `alerts_forget_learner`, `followups_forget_learner`, `import_rows_forget`,
-`cards_forget_learner`), inside the one transaction `learner_erase` opens; this module writes
-only the learner, their account, the hold and the admin's history.
+`cards_forget_learner`, `sign_in_identities_forget`), inside the one transaction
+`learner_erase` opens; this module writes only the learner, their account, the hold and the
+admin's history.
 """
 
 import logging
@@ -40,6 +42,7 @@ from lessons.services import cards_forget_learner
 from privacy.models import RecordsHold
 from privacy.selectors import ERASURE_WAITS_FOR_ALERT, ERASURE_WAITS_FOR_LIFT, erasure_wait
 from safeguarding.services import alerts_forget_learner
+from signin.services import sign_in_identities_export, sign_in_identities_forget
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +135,9 @@ def learner_erase(
         RecordsHold.objects.filter(learner=learner).delete()
         # The card, and when and on which device it was used, are records of the learner too.
         cards_forget_learner(learner=learner)
+        # A linked school account keeps what its provider said (name, email, its id for
+        # them), and a second factor its secret.
+        sign_in_identities_forget(user.pk)
         _admin_history_forget(
             {Learner: [learner.pk], get_user_model(): [user.pk], **kept},
             token,
@@ -219,6 +225,9 @@ def _learner_data(learner: Learner) -> dict:
             "created_at": _iso(user.date_joined),
             "last_signed_in_at": _iso(user.last_login),
         },
+        # A school account linked to the sign-in account, with what its provider said, and the
+        # kinds of second factor (never their secrets).
+        **sign_in_identities_export(user.pk),
         "assessments": [_attempt_export(attempt) for attempt in attempts],
         "audit_events": [
             {

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -29,7 +29,10 @@ from signin.claims import SchoolIdentity
 SCHOOL_ACCOUNT_LEVELS = frozenset({Level.SECONDARY, Level.FURTHER_EDUCATION})
 
 # Enough to tell one account from several, without reading a crowd of them.
-NAMED_ACCOUNTS_READ = 5
+NAMED_ACCOUNTS_READ = 2
+# learners.models.Learner.Status.ACTIVE (the learners app sits above signin): a pupil's
+# registration completed, as `account_active` asks.
+LEARNER_REGISTERED = "active"
 
 
 class Refusal(StrEnum):
@@ -144,18 +147,26 @@ def account_active(user: AbstractBaseUser) -> bool:
     return user.is_active and (learner is None or learner.is_registered)
 
 
-def accounts_with_email(email: str) -> list[AbstractBaseUser]:
+def accounts_with_email(email: str) -> QuerySet:
     """Return the accounts (any state) whose email, or whose learner record's, is this one."""
-    if not email:
-        return []
-    named = (
+    return (
         get_user_model()
         .objects.filter(Q(email__iexact=email) | Q(learner__email__iexact=email))
         .select_related("learner")
         .distinct()
         .order_by("pk")
     )
-    return list(named[:NAMED_ACCOUNTS_READ])
+
+
+def active_accounts_with_email(email: str) -> QuerySet:
+    """Return the accounts with this email that may sign in (`account_active`, as a query).
+
+    Read apart from the rest: however many closed accounts share the address, two active
+    ones are always seen as two.
+    """
+    return accounts_with_email(email).filter(
+        Q(learner__isnull=True) | Q(learner__status=LEARNER_REGISTERED), is_active=True
+    )
 
 
 def identity_account(
@@ -166,22 +177,24 @@ def identity_account(
         raise IdentityRefused(Refusal.DOMAIN, linked)
     if not identity.email or not identity.email_verified:
         raise IdentityRefused(Refusal.NOT_VERIFIED, linked)
-    named = accounts_with_email(identity.email)
-    active = [user for user in named if account_active(user)]
+    active = active_accounts_with_email(identity.email)
     if linked is not None:
         if not account_active(linked):
             raise IdentityRefused(Refusal.DEACTIVATED, linked)
-        if any(account_kind(user) != account_kind(linked) for user in active):
+        # An active account of the other kind: a pupil's has a learner record, staff's not.
+        if active.filter(learner__isnull=account_kind(linked) == "pupil").exists():
             raise IdentityRefused(Refusal.KIND_CHANGED, linked)
         account = linked
-    elif len(active) > 1:
-        raise IdentityRefused(Refusal.SEVERAL)
-    elif not active:
-        if named:
-            raise IdentityRefused(Refusal.DEACTIVATED, named[0] if len(named) == 1 else None)
-        raise IdentityRefused(Refusal.NO_ACCOUNT)
     else:
-        account = active[0]
+        found = list(active[:NAMED_ACCOUNTS_READ])
+        if len(found) > 1:
+            raise IdentityRefused(Refusal.SEVERAL)
+        if not found:
+            closed = list(accounts_with_email(identity.email)[:NAMED_ACCOUNTS_READ])
+            if closed:
+                raise IdentityRefused(Refusal.DEACTIVATED, closed[0] if len(closed) == 1 else None)
+            raise IdentityRefused(Refusal.NO_ACCOUNT)
+        account = found[0]
     learner = learner_account(account)
     if learner is not None and learner.level not in SCHOOL_ACCOUNT_LEVELS:
         raise IdentityRefused(Refusal.PRIMARY, account)

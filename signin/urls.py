@@ -10,12 +10,13 @@ steps lead to. allauth names the sign-in and sign-out pages `account_login` and
 from allauth.account import views as account_views
 from allauth.mfa.webauthn import urls as webauthn_urls
 from allauth.mfa.webauthn import views as webauthn_views
+from allauth.socialaccount import app_settings as socialaccount_settings
 from allauth.socialaccount import views as socialaccount_views
-from allauth.socialaccount.providers.google.provider import GoogleProvider
-from allauth.socialaccount.providers.oauth2.urls import default_urlpatterns
+from allauth.socialaccount.providers.google import views as google_views
+from allauth.socialaccount.providers.openid_connect import views as openid_connect_views
 from django.urls import include, path
 
-from signin.views import RemovePasskeyView
+from signin.views import RemovePasskeyView, provider_reachable
 
 # allauth's second-factor pages, but for the removal of a passkey: allauth's never asks the
 # MFA adapter, and staff keep their last factor (signin.views.RemovePasskeyView).
@@ -36,6 +37,42 @@ SECOND_FACTOR_PAGES = [
     path("webauthn/", include(PASSKEY_PAGES)),
 ]
 
+# The providers' sign-in and return: allauth's views, names and paths (as its own url modules
+# give them), each answering with a page when the provider cannot be reached. Google's One Tap
+# token page is not there: the portal does not offer it.
+PROVIDER_PAGES = [
+    path(
+        "google/",
+        include(
+            [
+                path("login/", provider_reachable(google_views.oauth2_login), name="google_login"),
+                path(
+                    "login/callback/",
+                    provider_reachable(google_views.oauth2_callback),
+                    name="google_callback",
+                ),
+            ]
+        ),
+    ),
+    path(
+        f"{socialaccount_settings.OPENID_CONNECT_URL_PREFIX}/<str:provider_id>/",
+        include(
+            [
+                path(
+                    "login/",
+                    provider_reachable(openid_connect_views.login),
+                    name="openid_connect_login",
+                ),
+                path(
+                    "login/callback/",
+                    provider_reachable(openid_connect_views.callback),
+                    name="openid_connect_callback",
+                ),
+            ]
+        ),
+    ),
+]
+
 urlpatterns = [
     path("inactive/", account_views.account_inactive, name="account_inactive"),
     path("reauthenticate/", account_views.reauthenticate, name="account_reauthenticate"),
@@ -50,7 +87,5 @@ urlpatterns = [
         name="socialaccount_login_error",
     ),
     path("2fa/", include(SECOND_FACTOR_PAGES)),
-    # Google's sign-in and return (not its One Tap token page, which the portal does not offer).
-    path("", include(default_urlpatterns(GoogleProvider))),
-    path("", include("allauth.socialaccount.providers.openid_connect.urls")),
+    path("", include(PROVIDER_PAGES)),
 ]

@@ -1,16 +1,52 @@
 """The sign-in page: a username and a password, then django-allauth's steps (the second factor)."""
 
+import functools
+import logging
+from collections.abc import Callable
+
 from allauth.account.internal.flows.login import perform_password_login
 from allauth.account.models import Login
 from allauth.mfa.adapter import get_adapter as get_mfa_adapter
 from allauth.mfa.webauthn.views import RemoveWebAuthnView
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpResponse
-from django.shortcuts import redirect
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 
 from accounts.forms import SignInForm
 from signin.providers import offered_providers
+
+logger = logging.getLogger(__name__)
+
+# Seconds a browser (or a person) should wait before trying an unreachable provider again.
+PROVIDER_RETRY_AFTER = 120
+
+
+def provider_reachable(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Answer a provider's sign-in or return with a 503 page when the provider is unreachable.
+
+    allauth fetches the discovery document (and on the return the token and keys) while the
+    request waits, and lets a failed fetch through as a 500. requests' errors are OSErrors
+    (signin never imports requests: only the API client's transport does); an unreadable
+    discovery document is a ValueError.
+    """
+
+    @functools.wraps(view)
+    def reachable(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except (OSError, ValueError) as failure:
+            # The class only: a message may carry an address with a code or state in it.
+            logger.warning(
+                "School sign-in provider %s unreachable: %s",
+                kwargs.get("provider_id") or request.resolver_match.url_name,
+                type(failure).__name__,
+            )
+            page = render(request, "signin/provider_unavailable.html", status=503)
+            page["Retry-After"] = str(PROVIDER_RETRY_AFTER)
+            return page
+
+    return reachable
 
 
 class SignInView(auth_views.LoginView):

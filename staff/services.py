@@ -17,6 +17,7 @@ from audit.services import audit_record
 from classes.models import GroupStaff, SchoolGroup
 from schools.context import working_school_id
 from schools.models import PartnerSettings
+from signin.services import email_change_unlinks, sign_in_identities_unlink
 
 Action = AuditEvent.Action
 
@@ -125,6 +126,10 @@ def staff_change(
         changes["role"] = role
     if user.email != email:
         changes["email"] = "changed"  # the address itself stays out of the trail
+        # School identities link by email: one linked under the old address must not keep
+        # signing in to the account now that the address is another.
+        if email_change_unlinks(user.email, email) and sign_in_identities_unlink(user.pk):
+            changes["school_identity_unlinked"] = True
         user.email = email
     if user.is_active != is_active:
         changes["active"] = is_active

@@ -5,6 +5,7 @@ from datetime import date, timedelta
 
 import pytest
 import responses
+from allauth.socialaccount.models import SocialAccount
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
@@ -101,6 +102,41 @@ def test_the_audit_trail_names_the_fields_changed_but_not_their_values(
     event = AuditEvent.objects.get(action=AuditEvent.Action.LEARNER_CHANGED)
     assert event.actor == staff and event.learner == learner
     assert event.detail == {"fields": ["email", "dob"]}
+
+
+def link_school_account(learner: Learner) -> None:
+    """The pupil's school account (Google), linked to their portal account by their email."""
+    learner.email = "lee@school.example"
+    learner.save(update_fields=["email"])
+    SocialAccount.objects.create(user=learner.user, provider="google", uid="1076915035000615")
+
+
+def test_a_new_email_unlinks_the_pupils_school_account_and_the_trail_says_so(staff_client, learner):
+    link_school_account(learner)
+
+    response = edit(staff_client, learner, email="someone.else@school.example")
+
+    assert response.status_code == 302
+    learner.refresh_from_db()
+    assert learner.email == "someone.else@school.example"
+    assert not SocialAccount.objects.filter(user=learner.user).exists()
+    event = AuditEvent.objects.get(action=AuditEvent.Action.LEARNER_CHANGED)
+    assert "email" in event.detail["fields"]
+    assert event.detail["school_identity_unlinked"] is True
+
+
+@pytest.mark.parametrize("email", ["lee@school.example", "Lee@School.example"])
+def test_a_save_that_keeps_the_email_keeps_the_school_account(staff_client, learner, email):
+    link_school_account(learner)
+
+    response = edit(staff_client, learner, email=email)
+
+    assert response.status_code == 302
+    learner.refresh_from_db()
+    assert learner.first_name == "Leigh"
+    assert SocialAccount.objects.filter(user=learner.user).count() == 1
+    event = AuditEvent.objects.get(action=AuditEvent.Action.LEARNER_CHANGED)
+    assert "school_identity_unlinked" not in event.detail
 
 
 def test_saving_without_a_change_says_so_and_records_nothing(staff_client, learner):

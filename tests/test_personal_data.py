@@ -7,6 +7,8 @@ from decimal import Decimal
 
 import pytest
 import responses
+from allauth.mfa.models import Authenticator
+from allauth.socialaccount.models import SocialAccount
 from django.contrib.admin.models import ADDITION, LogEntry
 from django.contrib.auth import authenticate
 from django.contrib.contenttypes.models import ContentType
@@ -283,6 +285,34 @@ def test_erasing_deletes_the_learners_sign_in_card(learner, other_learner, staff
 
     assert not SignInCard.objects.filter(learner=learner).exists()
     assert SignInCard.objects.filter(learner=other_learner).exists()
+
+
+def link_school_account(learner: Learner) -> None:
+    """The learner's school account linked, and an authenticator app, as allauth stores them."""
+    SocialAccount.objects.create(
+        user=learner.user,
+        provider="google",
+        uid="10769150350006150715113082367",
+        extra_data={"sub": "10769150350006150715113082367", "email": learner.email,
+                    "name": "Lee Pupil", "hd": "school.example"},
+    )  # fmt: skip
+    Authenticator.objects.create(
+        user=learner.user, type=Authenticator.Type.TOTP, data={"secret": "not-a-real-secret"}
+    )
+
+
+def test_erasing_deletes_the_learners_school_account_and_second_factor(
+    learner, other_learner, staff
+):
+    link_school_account(learner)
+    SocialAccount.objects.create(user=other_learner.user, provider="google", uid="other")
+    assert SocialAccount.objects.filter(user=learner.user).exists()
+
+    erase(learner, staff)
+
+    assert not SocialAccount.objects.filter(user=learner.user).exists()
+    assert not Authenticator.objects.filter(user=learner.user).exists()
+    assert SocialAccount.objects.filter(user=other_learner.user).exists()
 
 
 def test_an_erased_learner_can_no_longer_sign_in(learner, staff):
@@ -616,6 +646,19 @@ def test_the_export_holds_no_password_hash_api_key_or_upstream_session(
     }  # fmt: skip
 
 
+def test_the_export_holds_the_school_account_and_the_kind_of_second_factor(learner, staff_client):
+    link_school_account(learner)
+
+    response, export = download(staff_client, learner)
+
+    [school_account] = export["school_accounts"]
+    assert school_account["provider"] == "google"
+    assert school_account["id_at_provider"] == "10769150350006150715113082367"
+    assert school_account["details_from_provider"]["email"] == "lee.learner@example.org"
+    assert [factor["type"] for factor in export["second_factors"]] == ["totp"]
+    assert "not-a-real-secret" not in response.content.decode()
+
+
 def test_exporting_is_recorded_in_the_audit_trail(learner, staff_client, staff):
     download(staff_client, learner)
 
@@ -625,7 +668,8 @@ def test_exporting_is_recorded_in_the_audit_trail(learner, staff_client, staff):
 
 
 def test_the_export_service_of_an_erased_learner_holds_nothing_that_names_them(learner, staff):
-    details = personal_details(learner)
+    link_school_account(learner)
+    details = [*personal_details(learner), "10769150350006150715113082367"]
     erase(learner, staff)
 
     export = json.dumps(learner_data_export(learner=learner, exported_by=staff))

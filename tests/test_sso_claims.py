@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import pytest
+import requests
 import responses
 from allauth.mfa.models import Authenticator
 from allauth.socialaccount.models import SocialAccount
@@ -410,6 +411,37 @@ def test_an_inactive_account_beside_an_active_one_leaves_the_active_one(client, 
     assert signed_in_as(client) == current.pk
 
 
+def test_two_active_accounts_are_refused_however_many_inactive_ones_share_the_email(
+    client, db, sign_in
+):
+    for number in range(5):
+        left = staff_with_email(f"old.staff{number}", "head@school.example")
+        left.is_active = False
+        left.save(update_fields=["is_active"])
+    staff_with_email("new.staff", "head@school.example")
+    pupil_with_email("head.pupil", "head@school.example")
+
+    response = sign_in(OIDC, trust("head@school.example"))
+
+    assert response.status_code == 403
+    assert SEVERAL in response.content.decode()
+    assert signed_in_as(client) is None
+    assert not SocialAccount.objects.exists()
+
+
+def test_only_inactive_accounts_with_the_email_are_refused_as_not_active(client, db, sign_in):
+    for number in range(6):
+        left = staff_with_email(f"old.staff{number}", "head@school.example")
+        left.is_active = False
+        left.save(update_fields=["is_active"])
+
+    response = sign_in(OIDC, trust("head@school.example"))
+
+    assert response.status_code == 403
+    assert NOT_ACTIVE in response.content.decode()
+    assert refusals()[-1]["reason"] == "account_deactivated"
+
+
 def test_an_unverified_email_at_the_trusts_provider_is_refused(client, db, sign_in):
     staff_with_email("sam.staff", "sam.staff@school.example")
 
@@ -615,6 +647,57 @@ def test_staff_without_a_factor_whose_provider_gave_one_reach_their_pages(
     step_up = client.get("/safeguarding/")
     assert step_up.status_code == 302
     assert step_up["Location"] == f"{MICROSOFT.login}?next=%2Fsafeguarding%2F"
+
+
+# A provider that cannot be reached.
+
+UNREACHABLE = "Your school's sign-in service could not be reached."
+
+
+@pytest.mark.parametrize("provider", [MICROSOFT, OIDC], ids=["microsoft", "oidc"])
+def test_a_provider_that_cannot_be_reached_gives_a_page_saying_so(client, db, provider, caplog):
+    discovery = f"{provider.issuer}/.well-known/openid-configuration"
+    with responses.RequestsMock() as mocked:
+        mocked.get(discovery, body=requests.ConnectionError(f"refused: {discovery}?secret"))
+
+        response = client.post(provider.login, {"process": "login"})
+
+    assert response.status_code == 503
+    page = response.content.decode()
+    assert UNREACHABLE in page
+    assert "sign in with your username and password if you have one" in page
+    assert signed_in_as(client) is None
+    [warning] = [r for r in caplog.records if "sign-in provider" in r.getMessage()]
+    assert warning.levelname == "WARNING" and "ConnectionError" in warning.getMessage()
+    assert "secret" not in warning.getMessage()
+
+
+def test_an_unreadable_discovery_document_gives_the_same_page(client, db):
+    with responses.RequestsMock() as mocked:
+        mocked.get(f"{OIDC_ISSUER}/.well-known/openid-configuration", body="<html>down</html>")
+
+        response = client.post(OIDC.login, {"process": "login"})
+
+    assert response.status_code == 503
+    assert UNREACHABLE in response.content.decode()
+
+
+def test_a_provider_gone_between_the_button_and_the_return_gives_the_page(client, db, signing_key):
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mocked:
+        record_discovery(mocked, signing_key)
+        start = client.post(OIDC.login, {"process": "login"})
+        state = parse_qs(urlsplit(start["Location"]).query)["state"][0]
+    with responses.RequestsMock() as mocked:
+        mocked.get(
+            f"{OIDC_ISSUER}/.well-known/openid-configuration",
+            body=requests.ConnectionError("connection reset"),
+        )
+
+        response = client.get(OIDC.callback, {"code": "recorded-code", "state": state})
+
+    assert response.status_code == 503
+    assert UNREACHABLE in response.content.decode()
+    assert signed_in_as(client) is None
 
 
 # The sign-in page and its policy.

@@ -3,6 +3,7 @@
 import io
 
 import pytest
+from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.test import Client
@@ -185,6 +186,46 @@ def test_an_account_that_may_no_longer_sign_in_cannot(admin):
     assert response.status_code == 302
     assert "Cannot sign in" in signed_in(admin).get(response.url).content.decode()
     assert not Client().login(username="tom.teacher", password=PASSWORD)
+
+
+def linked_teacher() -> User:
+    """A teacher whose school account (Google) is linked to their portal account by email."""
+    tom = make_staff("tom.teacher", role=StaffRole.TEACHER)
+    tom.email = "tom@school.example"
+    tom.save(update_fields=["email"])
+    SocialAccount.objects.create(user=tom, provider="google", uid="10769150350006150715113082367")
+    return tom
+
+
+def test_changing_a_members_email_unlinks_their_school_account_and_says_so(admin):
+    tom = linked_teacher()
+
+    response = signed_in(admin).post(
+        f"/staff/{tom.pk}/", {"email": "someone.else@school.example", "role": "teacher",
+                              "is_active": "on"}
+    )  # fmt: skip
+
+    assert response.status_code == 302
+    assert User.objects.get(pk=tom.pk).email == "someone.else@school.example"
+    assert not SocialAccount.objects.filter(user=tom).exists()
+    event = AuditEvent.objects.get(action=AuditEvent.Action.STAFF_CHANGED)
+    assert event.detail["email"] == "changed"
+    assert event.detail["school_identity_unlinked"] is True
+
+
+@pytest.mark.parametrize("email", ["tom@school.example", "Tom@School.example"])
+def test_a_save_that_keeps_the_email_keeps_the_school_account(admin, email):
+    tom = linked_teacher()
+
+    response = signed_in(admin).post(
+        f"/staff/{tom.pk}/", {"email": email, "role": "head_of_year", "is_active": "on"}
+    )
+
+    assert response.status_code == 302
+    assert staff_role(User.objects.get(pk=tom.pk)) == StaffRole.HEAD_OF_YEAR
+    assert SocialAccount.objects.filter(user=tom).count() == 1
+    event = AuditEvent.objects.get(action=AuditEvent.Action.STAFF_CHANGED)
+    assert "school_identity_unlinked" not in event.detail
 
 
 # Who reads results ------------------------------------------------------------------------------
