@@ -433,6 +433,7 @@ LOGGED_APPS = (
     "kit",
     "schools",
     "accounts",
+    "signin",
     "classes",
     "audit",
     "assessments",

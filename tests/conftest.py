@@ -1,6 +1,7 @@
 """Shared fixtures: a few named people, and the sandbox upstream over real HTTP."""
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 
@@ -62,14 +63,18 @@ def fresh_cache():
     cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def second_factor_off(request, settings):
-    """Staff tests sign in with a password alone, unless marked `mfa` (tests/test_second_factor*).
+# Staff tests sign in with a password alone, unless marked `mfa` (second_factor_asked below):
+# set here, not in a fixture, so that module- and session-scoped fixtures see it too.
+# STAFF_MFA_REQUIRED is on in every real deployment; the tests of the second factor and of the
+# pages that step up turn it on and give one.
+django_settings.STAFF_MFA_REQUIRED = False
 
-    STAFF_MFA_REQUIRED is on in every real deployment; the tests of the second factor and of
-    the pages that step up turn it on and give one.
-    """
-    settings.STAFF_MFA_REQUIRED = request.node.get_closest_marker("mfa") is not None
+
+@pytest.fixture(autouse=True)
+def second_factor_asked(request, settings):
+    """Turn STAFF_MFA_REQUIRED on for a test marked `mfa`."""
+    if request.node.get_closest_marker("mfa") is not None:
+        settings.STAFF_MFA_REQUIRED = True
 
 
 @pytest.fixture(autouse=True)

@@ -193,7 +193,8 @@ def test_a_trust_viewer_is_sent_to_the_trust_dashboard_and_sees_no_learner_page(
     assert response.redirect_chain == [("/trust/", 302)]
     html = response.content.decode()
     nav = html.split('<nav aria-label="Main">')[1].split("</nav>")[0]
-    assert re.findall(r"<a [^>]*>([^<]+)</a>", nav) == ["Trust dashboard"]
+    # The trust's figures, and ending their own sessions: never a learner's page.
+    assert re.findall(r"<a [^>]*>([^<]+)</a>", nav) == ["Trust dashboard", "Sign out everywhere"]
     assert "Sign out" in nav
     assert 'id="school-choice"' not in html  # no school to switch to: figures only
     for name, args in (
