@@ -351,9 +351,7 @@ def test_the_admins_own_sign_in_sends_a_superuser_to_the_portals_with_its_second
     assert client.get("/admin/login/")["Location"].startswith("/accounts/login/")
 
 
-def test_a_session_without_its_factor_may_give_it_but_not_add_another_or_new_codes(
-    client, staff
-):
+def test_a_session_without_its_factor_may_give_it_but_not_add_another_or_new_codes(client, staff):
     app = with_authenticator_app(staff)
     RecoveryCodes.activate(staff)
     client.force_login(staff)  # e.g. signed in before the second factor was asked for
