@@ -43,6 +43,7 @@ from tests.factories import (
     mid_way,
     upload_file,
 )
+from tests.identity_provider import running_identity_provider, use_identity_provider
 from tests.journeys import page_url
 from tests.page_tour import fill_school, visit_as
 from tests.portal_urls import portal_urls
@@ -961,6 +962,39 @@ def test_second_factor_by_keyboard_app_and_passkey_passes_axe(
     context.close()
 
 
+def test_the_pages_a_school_account_may_meet_pass_axe(
+    browser, live_server, staff, settings, viewport
+):
+    """allauth's pages around a school account: a provider's sign-in asked for by a typed
+    address (it asks to confirm), its return without the state it set out with, a sign-in
+    given up or failed, an inactive account, and the password asked again."""
+    with running_identity_provider() as provider:
+        use_identity_provider(settings, provider)
+        # Google too, never contacted: these pages only name it.
+        settings.SOCIALACCOUNT_PROVIDERS = {
+            **settings.SOCIALACCOUNT_PROVIDERS,
+            "google": {
+                "APPS": [{"client_id": "portal-test", "secret": "never-sent"}],
+                "SCOPE": ["openid", "email", "profile"],
+            },
+        }
+        page = browser.new_page(viewport=viewport)
+        base = live_server.url
+        for path, state, status in [
+            ("/accounts/oidc/oidc/login/", "a trust provider's sign-in, to confirm", 200),
+            ("/accounts/oidc/oidc/login/callback/", "a trust provider's return, lost", 401),
+            ("/accounts/google/login/", "Google's sign-in, to confirm", 200),
+            ("/accounts/google/login/callback/", "Google's return, lost", 401),
+            ("/accounts/3rdparty/login/cancelled/", "a school sign-in given up", 200),
+            ("/accounts/3rdparty/login/error/", "a school sign-in failed", 401),
+            ("/accounts/inactive/", "an inactive account", 200),
+        ]:
+            goto_and_check(page, base, path, state, status)
+        browser_sign_in(page, base, staff.username)
+        goto_and_check(page, base, "/accounts/reauthenticate/", "the password asked again")
+        page.close()
+
+
 NOT_A_PAGE = {
     "assessments:take": "redirects to the question page, check answers or results",
     "assessments:start": "POST only; redirects to the first question page",
@@ -991,6 +1025,8 @@ NOT_A_PAGE = {
     "safeguarding:acknowledge": "POST only; redirects to the alert (checked acknowledged)",
     "school_choose": "POST only; redirects back (the switcher is checked on the pages it heads)",
     "mfa_download_recovery_codes": "a text download, and off: recovery codes are shown once",
+    "account_login": "allauth's name for the sign-in page (checked as `login`)",
+    "account_logout": "allauth's name for the sign-out page (checked as `logout`)",
 }
 
 

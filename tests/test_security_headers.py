@@ -126,7 +126,9 @@ def test_a_staff_page_carries_the_csp_and_every_security_header(staff_client):
 
 @pytest.mark.django_db
 def test_the_admin_login_carries_the_csp_and_every_security_header(client):
-    response = client.get("/admin/login/")
+    # The admin signs in on the portal's page (its second factor follows there too).
+    response = client.get("/admin/login/", follow=True)
+    assert response.redirect_chain == [("/accounts/login/?next=%2Fadmin%2Flogin%2F", 302)]
     assert response.status_code == 200
     assert_common_security_headers(response)
 
@@ -403,13 +405,21 @@ def test_production_refuses_to_start_without_each_required_setting(tmp_path, mis
     assert_no_secret_in(result.stdout + result.stderr)
 
 
+def test_production_admin_sign_in_sends_to_the_portals_with_hsts(production):
+    response = production["admin_login"]
+    assert response["status"] == 302
+    assert response["headers"]["Location"].startswith("/accounts/login/?next=")
+    assert "preload" in response["headers"]["Strict-Transport-Security"]
+    assert parse_csp(response["headers"]["Content-Security-Policy"]) == EXPECTED_CSP
+
+
 def test_production_redirects_plain_http_to_https(production):
     response = production["plain_http"]
     assert response["status"] == 301
     assert response["headers"]["Location"] == "https://portal.example.org/accounts/login/"
 
 
-@pytest.mark.parametrize("request_name", ["https", "behind_tls_proxy", "admin_login"])
+@pytest.mark.parametrize("request_name", ["https", "behind_tls_proxy"])
 def test_production_pages_carry_hsts_with_preload_and_every_security_header(
     production, request_name
 ):
