@@ -55,6 +55,15 @@ class AuditEvent(models.Model):
         LEARNER_CHANGED = "learner_changed", _("Changed a learner's details")
         SSO_LINKED = "sso_linked", _("Linked a school account at sign-in")
         SSO_REFUSED = "sso_refused", _("Refused a school account's sign-in")
+        ROSTER_SYNCED = "roster_synced", _("Applied a roster sync")
+        ROSTER_HELD = "roster_held", _("Held a roster sync for an admin")
+        ROSTER_APPROVED = "roster_approved", _("Approved a held roster sync")
+        ROSTER_DISCARDED = "roster_discarded", _("Discarded a held roster sync")
+        ROSTER_SLIPS_PRINTED = "roster_slips_printed", _("Printed password slips of a roster sync")
+        ROSTER_GRADES_CHANGED = "roster_grades_changed", _("Changed how grades map to levels")
+        LEARNER_LEFT = "learner_left", _("A learner left the school (roster)")
+        LEARNER_RETURNED = "learner_returned", _("A learner came back to the school (roster)")
+        GROUP_ARCHIVED = "group_archived", _("Archived last year's group")
 
     # The school this belongs to (none for what concerns no one school): pages scope by it.
     school = models.ForeignKey(

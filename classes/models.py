@@ -58,6 +58,9 @@ class SchoolGroup(models.Model):
         blank=True,
         help_text=gettext_lazy("Shown to this group's pupils with their results."),
     )
+    # Last year's class once a new academic year came (roster sync): read-only, history kept,
+    # not offered in menus.
+    archived_at = models.DateTimeField(gettext_lazy("archived at"), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -90,6 +90,9 @@ class Learner(models.Model):
         related_name="registered_learners",
     )
     registered_at = models.DateTimeField(auto_now_add=True)
+    # Set when the school's records say the learner left (roster sync): they no longer sign in
+    # or start an assessment, their records stay; cleared when they come back.
+    left_at = models.DateTimeField(gettext_lazy("left the school on"), null=True, blank=True)
     erased_at = models.DateTimeField(gettext_lazy("personal data erased at"), null=True, blank=True)
 
     objects = LearnerQuerySet.as_manager()

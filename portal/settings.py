@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "staff",
     "lessons",
     "safeguarding",
+    "roster",
     "demo",
 ]
 
@@ -596,6 +597,17 @@ IMPORT_STALLED_AFTER = env.int("IMPORT_STALLED_AFTER", default=60)
 IMPORT_CREDENTIALS_TTL = env.int("IMPORT_CREDENTIALS_TTL", default=60 * 60)
 IMPORT_PREVIEW_TTL = env.int("IMPORT_PREVIEW_TTL", default=24 * 60 * 60)
 IMPORT_KEEP_DAYS = env.int("IMPORT_KEEP_DAYS", default=30)
+
+# Roster sync (the roster app): the school's records as OneRoster CSV. A sync is held for an
+# admin, changing nothing, when more than ROSTER_HOLD_LEAVERS_PERCENT of a school's pupils
+# would leave or more than ROSTER_HOLD_CHANGES_PERCENT of its enrolments would change (or a
+# file is empty or cut off). Files put in ROSTER_DROP_DIR are taken once each by
+# `sweep_roster` (started by `make run` and `make serve`); unset, only upload and command.
+ROSTER_HOLD_LEAVERS_PERCENT = env.float("ROSTER_HOLD_LEAVERS_PERCENT", default=10.0)
+ROSTER_HOLD_CHANGES_PERCENT = env.float("ROSTER_HOLD_CHANGES_PERCENT", default=25.0)
+ROSTER_DROP_DIR = env.str("ROSTER_DROP_DIR", default="")
+# An uploaded roster (zip) may be at most this big; a trust's 20,000 pupils are about 10 MB.
+ROSTER_MAX_UPLOAD_BYTES = env.int("ROSTER_MAX_UPLOAD_BYTES", default=100_000_000)
 
 # Dashboard
 # Counts from 1 to DASHBOARD_MIN_GROUP_SIZE - 1 are shown as "fewer than N", so that no

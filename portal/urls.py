@@ -31,6 +31,7 @@ urlpatterns = [
     path("classes/", include("classes.urls")),
     path("", include("lessons.urls")),
     path("follow-ups/", include("followups.urls")),
+    path("roster/", include("roster.urls")),
     path("learners/", include("imports.urls")),
     path("learners/", include("learners.urls")),
     path("", include("privacy.urls")),

@@ -125,6 +125,17 @@ class PartnerSettings(models.Model):
     primary_cards_only = models.BooleanField(
         gettext_lazy("Primary pupils sign in only with their sign-in card"), default=False
     )
+    # The school's records (roster sync): how its grades map to levels (roster.grades; blank:
+    # England's and the US's defaults), a college whose every student is in further education,
+    # and whether a pupil the roster brings gets a made password (printed on a slip) or signs
+    # in only by card or school account.
+    roster_grade_levels = models.TextField(gettext_lazy("Grades and levels"), blank=True)
+    roster_further_education = models.BooleanField(
+        gettext_lazy("Every student of this school is in further education"), default=False
+    )
+    roster_made_passwords = models.BooleanField(
+        gettext_lazy("Make a password for each pupil the roster brings"), default=True
+    )
     # Once the school's single sign-on is set up, its staff may be kept to it: a password
     # (often reused elsewhere) then no longer opens the portal. Only while a provider is
     # configured (accounts.password_sign_in); superusers keep theirs, for recovery.

@@ -25,6 +25,7 @@ from learners.models import Learner
 from lessons.models import CardSession, SignInCard, SignInWindow
 from lessons.services import learner_card_print
 from partner_api import Answer, Question
+from roster.models import RosterSync
 from safeguarding.models import Alert
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
@@ -44,6 +45,8 @@ TO_ME = "-> /me/"
 TO_DASHBOARD = "-> /dashboard/"
 TO_SETTINGS = "-> /settings/"
 TO_LOCKS = "-> /sign-in-locks/"
+TO_ROSTER_SYNC = "-> /roster/<sync>/"
+TO_ROSTER_SLIPS = "-> /roster/<sync>/slips/"
 # The requester's own page: 200 (or 400 when a POST re-shows a form with errors), possibly
 # after redirects that never leave the requester's own /me/ pages.
 MINE = "mine"
@@ -327,6 +330,16 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # An empty POST shows the form again: the helplines learners are shown may not be emptied.
     # A POST that leaves fields out keeps them as they were: it saves, and comes back.
     "staff:settings": {"GET": admins_only(OK), "POST": admins_only(TO_SETTINGS)},
+    # The school's records: admins only. A POST without a file or choice re-shows the page.
+    "roster:index": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "roster:grades": {"GET": admins_only(OK), "POST": admins_only(OK)},
+    "roster:sync": {"GET": admins_only(OK), "POST": admins_only(NOT_ALLOWED)},
+    "roster:result": {"GET": admins_only(OK), "POST": admins_only(NOT_ALLOWED)},
+    # Approving or discarding a sync that is not held changes nothing: back to its page.
+    "roster:approve": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_ROSTER_SYNC)},
+    "roster:discard": {"GET": admins_only(NOT_ALLOWED), "POST": admins_only(TO_ROSTER_SYNC)},
+    # Printing a class's slips is a POST naming the class; without one, back to the list.
+    "roster:slips": {"GET": admins_only(OK), "POST": admins_only(TO_ROSTER_SLIPS)},
     "staff:sign_in_locks": {"GET": STAFF_PAGE, "POST": STAFF_PAGE},
     # Staff lift the lock of a learner they see (a second lift says it has ended), then come
     # back; a GET is refused before any lookup, so it reveals nothing.
@@ -549,6 +562,12 @@ def object_pk(name: str, owner: Learner) -> int:
                 "locked_until": timezone.now() + timedelta(minutes=15),
             },
         )[0].pk
+    if name.startswith("roster:"):
+        # Roster syncs belong to the partner: every role tries the same one, applied.
+        return RosterSync.objects.get_or_create(
+            filename="oneroster.zip",
+            defaults={"state": RosterSync.State.APPLIED, "origin": RosterSync.Origin.UPLOAD},
+        )[0].pk
     if name.startswith("imports:"):
         # Import jobs belong to the partner, not to a learner: every role tries the same one.
         return ImportJob.objects.get_or_create(
@@ -613,6 +632,7 @@ def describe(response, path: str) -> str:
         # Import jobs get new ids in each test: the table names the job page by its role.
         location = re.sub(r"^/learners/import/\d+/$", "/learners/import/<job>/", response.url)
         location = re.sub(r"^/learners/\d+/card/$", "/learners/<learner>/card/", location)
+        location = re.sub(r"^/roster/\d+/", "/roster/<sync>/", location)
         location = re.sub(r"^/learners/\d+/$", "/learners/<learner>/", location)
         location = re.sub(r"^/safeguarding/alerts/\d+/$", "/safeguarding/alerts/<alert>/", location)
         return "-> " + re.sub(r"^/classes/\d+/", "/classes/<class>/", location)

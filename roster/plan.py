@@ -1,0 +1,205 @@
+"""A sync's effect, worked out before anything changes: per school, who joins, leaves, changes.
+
+roster.planning makes a `SyncPlan` from a `RosterFileSet` and what the portal holds; the sync
+keeps it as JSON (`RosterSync.plan`) so that the preview an admin reads is exactly what
+approving it applies (roster.applying). Ids: `sourced_id`s are the roster's; `learner_id`,
+`group_id` and `user_id` the portal's. Dates are ISO strings in the JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from roster.records import Problem
+
+
+@dataclass
+class Joiner:
+    """A pupil new to the portal: registered upstream through the bulk run."""
+
+    sourced_id: str
+    username: str
+    first_name: str
+    last_name: str
+    email: str
+    dob: str  # ISO date (a pupil without one is a problem, never a joiner)
+    level: str
+    grade: str
+    class_ids: list[str]  # the classes' sourcedIds (year groups too: see YEAR_GROUP_PREFIX)
+    made_password: bool  # a printed slip; False: signs in by card or school account
+
+
+@dataclass
+class Returner:
+    """A leaver the roster brings back: the same learner again."""
+
+    sourced_id: str
+    learner_id: int
+    name: str
+    class_ids: list[str]
+
+
+@dataclass
+class Leaver:
+    learner_id: int
+    name: str
+    sourced_id: str = ""
+
+
+@dataclass
+class Change:
+    """A current pupil whose details, level or classes change."""
+
+    learner_id: int
+    sourced_id: str
+    name: str
+    # Field name -> new value, of first_name, last_name, email, dob (ISO); never the username.
+    details: dict[str, str] = field(default_factory=dict)
+    level_from: str = ""
+    level_to: str = ""  # empty: unchanged
+    classes_joined: list[str] = field(default_factory=list)  # sourcedIds
+    groups_left: list[int] = field(default_factory=list)  # the portal's group ids
+
+
+@dataclass
+class NewClass:
+    sourced_id: str
+    name: str
+    kind: str  # classes.SchoolGroup.Kind value
+    level: str
+    academic_year: str  # "2026/27"
+
+
+@dataclass
+class ClassChange:
+    """A class the roster made before whose name, kind or level it now gives differently."""
+
+    sourced_id: str
+    group_id: int
+    name: str
+    kind: str
+    level: str
+
+
+@dataclass
+class Archived:
+    """Last year's class, archived at September (read-only, history kept)."""
+
+    group_id: int
+    name: str
+    academic_year: str
+
+
+@dataclass
+class StaffMember:
+    """A teacher of users.csv: a new account (user_id None) or one matched by email."""
+
+    sourced_id: str
+    user_id: int | None
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    class_ids: list[str]  # the classes they teach (sourcedIds)
+
+
+@dataclass
+class SchoolPlan:
+    school_id: int
+    code: str
+    name: str
+    # The figures the hold compares against: the school's roster pupils and their enrolments
+    # before this sync (0 on a school's first sync, which is never held for its size).
+    learners_before: int = 0
+    enrolments_before: int = 0
+    enrolments_changed: int = 0
+    joiners: list[Joiner] = field(default_factory=list)
+    returners: list[Returner] = field(default_factory=list)
+    leavers: list[Leaver] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    new_classes: list[NewClass] = field(default_factory=list)
+    class_changes: list[ClassChange] = field(default_factory=list)
+    archived: list[Archived] = field(default_factory=list)
+    staff: list[StaffMember] = field(default_factory=list)
+    # Set when the files start a new academic year for this school ("2027/28").
+    new_academic_year: str = ""
+    # Why this school's part is held, in sentences; empty: nothing looks wrong.
+    hold_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def joined(self) -> int:
+        return len(self.joiners) + len(self.returners)
+
+    @property
+    def left(self) -> int:
+        return len(self.leavers)
+
+    @property
+    def changed(self) -> int:
+        return len(self.changes)
+
+
+@dataclass
+class SyncPlan:
+    schools: list[SchoolPlan] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # Why the whole sync is held (an empty or truncated file), in sentences.
+    hold_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def held(self) -> bool:
+        return bool(self.hold_reasons) or any(school.hold_reasons for school in self.schools)
+
+    @property
+    def joined(self) -> int:
+        return sum(school.joined for school in self.schools)
+
+    @property
+    def left(self) -> int:
+        return sum(school.left for school in self.schools)
+
+    @property
+    def changed(self) -> int:
+        return sum(school.changed for school in self.schools)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the plan as JSON-ready data (RosterSync.plan)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SyncPlan:
+        """Return the plan kept by `to_json`."""
+        return cls(
+            schools=[_school_from_json(school) for school in data.get("schools", [])],
+            problems=[Problem(**problem) for problem in data.get("problems", [])],
+            hold_reasons=list(data.get("hold_reasons", [])),
+        )
+
+
+# A year group is made by the portal from pupils' grades (OneRoster has none): its sourcedId
+# in a plan is this prefix, the school's id, the grade and the academic year.
+YEAR_GROUP_PREFIX = "year-group:"
+
+_LISTS = {
+    "joiners": Joiner,
+    "returners": Returner,
+    "leavers": Leaver,
+    "changes": Change,
+    "new_classes": NewClass,
+    "class_changes": ClassChange,
+    "archived": Archived,
+    "staff": StaffMember,
+}
+
+
+def _school_from_json(data: dict[str, Any]) -> SchoolPlan:
+    values = {}
+    for item in fields(SchoolPlan):
+        if item.name not in data:
+            continue
+        kind = _LISTS.get(item.name)
+        values[item.name] = (
+            [kind(**entry) for entry in data[item.name]] if kind else data[item.name]
+        )
+    return SchoolPlan(**values)
