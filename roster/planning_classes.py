@@ -23,19 +23,25 @@ RECEPTION = {"R", "REC", "RECEPTION", "KG"}
 LEVEL_ORDER = [level.value for level in Level]
 
 
-def year_of(start: date) -> str:
-    return current_academic_year(start)
+def year_of(session: AcademicSession) -> str:
+    """Return a session's academic year: its schoolYear ("2027": 2026/27), else its start's."""
+    # A US school year starts in August, before the September `current_academic_year` counts
+    # from: the year the file gives is the surer guide.
+    year = session.school_year.strip()
+    if session.type == "schoolYear" and len(year) == 4 and year.isdigit():
+        return f"{int(year) - 1}/{year[2:]}"
+    return current_academic_year(session.start)
 
 
 def session_year(session_id: str, sessions: dict[str, AcademicSession]) -> str | None:
-    """Return the academic year of a term: its schoolYear session's start, else its own."""
+    """Return the academic year of a term: its schoolYear session's, else its own start's."""
     session = sessions.get(session_id)
     if session is None:
         return None
     parent = sessions.get(session.parent_id)
     if session.type != "schoolYear" and parent is not None and parent.type == "schoolYear":
-        return year_of(parent.start)
-    return year_of(session.start)
+        return year_of(parent)
+    return year_of(session)
 
 
 def class_year(klass: RosterClass, sessions: dict[str, AcademicSession]) -> str | None:
@@ -52,7 +58,7 @@ def files_year(files: RosterFileSet, classes: list[RosterClass]) -> str | None:
         return found
     sessions = [s for s in files.sessions.values() if s.status == ACTIVE]
     school_years = [s for s in sessions if s.type == "schoolYear"] or sessions
-    return max((year_of(session.start) for session in school_years), default=None)
+    return max((year_of(session) for session in school_years), default=None)
 
 
 def year_group_name(grade: str) -> str:

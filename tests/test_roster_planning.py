@@ -15,7 +15,7 @@ from learners.models import Learner, Level
 from roster.models import RosterPerson
 from roster.plan import YEAR_GROUP_PREFIX, SyncPlan
 from roster.planning import plan_sync
-from roster.records import Problem
+from roster.records import AcademicSession, Problem
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.roster_files import Klass, RosterSpec, Teacher, Term, school_spec
@@ -447,23 +447,66 @@ def test_a_delta_of_enrolments_joins_and_leaves_only_what_it_names(school):
     assert again.changes == [] and again.staff == []
 
 
+def test_many_pupils_changing_class_is_held_without_anyone_leaving(school):
+    spec = school_spec(pupils=10, classes=2)
+    synced(spec)
+    moved = {f"org-1-pupil-{n}" for n in (1, 3, 5)}  # from class 1 to class 2
+    spec.enrolments = [
+        ("org-1-class-2", e[1], e[2]) if e[1] in moved else e for e in spec.enrolments
+    ]
+
+    plan = planned(spec)
+
+    (mine,) = plan.schools
+    assert (mine.left, mine.changed, mine.enrolments_changed, mine.enrolments_before) == (
+        0, 3, 6, 20,
+    )  # fmt: skip
+    assert mine.hold_reasons == [
+        "6 of the school's 20 class places would change (30%), more than the 25% a sync "
+        "applies without an admin."
+    ]
+
+
+def test_a_delta_class_row_no_newer_than_the_last_applied_changes_nothing(school):
+    spec = school_spec(pupils=2, classes=2)
+    synced(spec)
+    old, new = spec.classes
+    delta = RosterSpec(schools=spec.schools, classes=[
+        replace(old, title="Stale name"),
+        replace(new, title="New name", modified="2026-09-05T08:00:00.000Z"),
+    ], modes={"users": "absent", "enrollments": "absent", "classes": "delta"})  # fmt: skip
+
+    plan = planned(delta)
+
+    assert [(c.sourced_id, c.name) for c in plan.schools[0].class_changes] == [
+        ("org-1-class-2", "New name")
+    ]
+
+
 # Classes -----------------------------------------------------------------------------------
 
 
 def test_classes_take_their_kind_name_level_and_year_from_the_files(school):
     spec = school_spec(pupils=3, classes=1, grade="03", year_of_birth=2018)
-    spec.terms.append(Term("term-1", "Autumn", date(2026, 9, 1), date(2026, 12, 20), "2027"))
-    spec.classes.append(Klass("tutor-1", "T" * 120, "org-1", term="term-1",
+    # A US school year, from August; its spring term is the class's.
+    spec.terms = [Term("year-1", "SY 26-27", date(2026, 8, 12), date(2027, 6, 4), "2027")]
+    spec.classes[0] = replace(spec.classes[0], term="year-1")
+    spec.classes.append(Klass("tutor-1", "T" * 120, "org-1", term="spring",
                               class_type="homeroom"))  # fmt: skip
     spec.enrolments += [("tutor-1", p.sourced_id, "student") for p in spec.pupils]
-    make_group("07A", school=school)  # by hand, last year's name... this year's too
+    files = file_set(spec)
+    files.sessions["spring"] = AcademicSession(
+        "spring", "active", "Spring", "term", date(2027, 1, 5), date(2027, 6, 4), "2027",
+        parent_id="year-1",
+    )  # fmt: skip
 
-    plan = planned(spec)
+    plan = plan_sync(files, today=TODAY)
 
     new = {c.sourced_id: c for c in plan.schools[0].new_classes}
     assert (new["tutor-1"].name, new["tutor-1"].kind) == ("T" * 100, SchoolGroup.Kind.TUTOR_GROUP)
     # No grades of its own: its pupils' level.
     assert (new["tutor-1"].level, new["tutor-1"].academic_year) == (Level.PRIMARY, YEAR)
+    assert new["org-1-class-1"].academic_year == YEAR
     assert new["org-1-class-1"].name == "03A"
     assert new[year_group(school, "03")].name == "Year 3"
 
