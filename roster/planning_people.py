@@ -7,50 +7,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date
 
 from django.core.exceptions import ValidationError
 
 from accounts.usernames import username_normal_form
 from imports.models import ImportRow
-from learners.forms import LearnerRegistrationForm, dob_plausible, username_in_normal_form
+from learners.forms import username_in_normal_form
 from learners.models import Learner
 from partner_api.levels import Level
-from roster.grades import grade_level
 from roster.plan import YEAR_GROUP_PREFIX, Change, Joiner, Leaver, Matched, Returner, SchoolPlan
+from roster.planning_checks import Checked, field_problem, pupil_checked
 from roster.planning_classes import ClassPlanner, not_newer
 from roster.planning_state import AccountNow, LearnerNow, PortalState
 from roster.records import ABSENT, ACTIVE, BULK, DELTA, Enrolment, Person, Problem, RosterFileSet
 from schools.models import PartnerSettings
 
-FIELDS = LearnerRegistrationForm.base_fields
-# The registration form's fields, by the users.csv column they are read from.
-COLUMNS = {"first_name": "givenName", "last_name": "familyName", "email": "email"}
 PENDING = (ImportRow.State.QUEUED, ImportRow.State.SENDING)
-
-
-def grade_level_of(person: Person, table: dict[str, str], settings: PartnerSettings) -> str | None:
-    """Return a pupil's level by the school's table of grades, or None."""
-    return grade_level(
-        person.grades, table=table, further_education=settings.roster_further_education
-    )
-
-
-def field_problem(column: str, error: ValidationError) -> str:
-    return f"{column}: {' '.join(error.messages)}"
-
-
-@dataclass
-class Checked:
-    """A pupil's row with the registration form's rules applied."""
-
-    level: str
-    grade: str
-    first_name: str
-    last_name: str
-    email: str
-    dob: date
-    problems: list[str]
 
 
 @dataclass
@@ -135,7 +107,7 @@ class PupilPlanner:
         self._plan_joiner(person)
 
     def _plan_joiner(self, person: Person) -> None:
-        checked = self._checked(person)
+        checked = pupil_checked(person, self.table, self.settings)
         username = ""
         try:
             username = username_in_normal_form(person.username)
@@ -178,7 +150,7 @@ class PupilPlanner:
         self._plan_matched(person, learner)
 
     def _plan_matched(self, person: Person, learner: LearnerNow) -> None:
-        checked = self._checked(person)
+        checked = pupil_checked(person, self.table, self.settings)
         if self._reported(person, checked):
             return
         current, old = self._current(learner.id)
@@ -193,7 +165,7 @@ class PupilPlanner:
             self.plan.changes.append(change)
 
     def _plan_linked(self, person: Person, learner: LearnerNow) -> None:
-        checked = self._checked(person)
+        checked = pupil_checked(person, self.table, self.settings)
         if self._reported(person, checked):
             return
         if learner.left_at is not None:
@@ -277,39 +249,6 @@ class PupilPlanner:
         if checked.level != learner.level:
             change.level_from, change.level_to = learner.level, checked.level
         return change
-
-    def _checked(self, person: Person) -> Checked:
-        problems = []
-        level = grade_level_of(person, self.table, self.settings)
-        if level is None:
-            grades = ", ".join(person.grades)
-            problems.append(
-                f"grades: no level for the grade {grades}: set it on /roster/grades/."
-                if grades
-                else "grades: the pupil has no grade, so no level: give one in the school's "
-                "records, or make the school a further-education college on /roster/grades/."
-            )
-        values = {}
-        for name, column in COLUMNS.items():
-            raw = getattr(person, {"first_name": "given_name", "last_name": "family_name"}.get(
-                name, name))  # fmt: skip
-            try:
-                values[name] = FIELDS[name].clean(raw)
-            except ValidationError as error:
-                problems.append(field_problem(column, error))
-                values[name] = ""
-        if person.birth_date is None:
-            problems.append(
-                "birthDate: the pupil has no date of birth in demographics.csv; OneRoster "
-                "requires one for every student."
-            )
-        else:
-            try:
-                dob_plausible(person.birth_date)
-            except ValidationError as error:
-                problems.append(field_problem("birthDate", error))
-        grade = person.grades[0].strip() if person.grades else ""
-        return Checked(level or "", grade, dob=person.birth_date, problems=problems, **values)
 
     def _reported(self, person: Person, checked: Checked) -> bool:
         for reason in checked.problems:

@@ -300,6 +300,7 @@ def test_a_registration_under_way_is_planned_once(school):
     ]
     assert mine.matched[0].class_ids == sorted(["org-1-class-1", year_group(school)])
     assert mine.changes == [] and plan.problems == []
+    assert SyncPlan.from_json(plan.to_json()) == plan
 
 
 # Learners the portal had before ------------------------------------------------------------
