@@ -85,6 +85,8 @@ def plan_sync(
     )
     accounts = accounts_by_username(unlinked)
     present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
+    # A row the reader could not use is no sign its pupil left: a typo must never make a leaver.
+    present |= {p.sourced_id for p in files.problems if p.file == "users.csv" and p.sourced_id}
     usernames: dict[str, int] = {}
     plans, staff = [], []
     for found in sorted(schools.values(), key=lambda s: (s.name, s.code)):

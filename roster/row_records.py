@@ -83,6 +83,7 @@ def org(rows: FileRows, line: int, values: dict[str, str], bulk: bool) -> None:
         type=ORG_TYPES.get(values["type"].lower(), values["type"]),
         identifier=values.get("identifier") or sourced_id,
         parent_id=values.get("parentSourcedId", ""),
+        line=line,
     )
 
 
@@ -166,6 +167,7 @@ def user(rows: FileRows, line: int, values: dict[str, str], bulk: bool) -> None:
         org_ids=org_ids,
         grades=tuple(rows.intern(grade) for grade in split_list(values.get("grades", ""))),
         birth_date=rows.birth_dates.get(sourced_id),
+        line=line,
     )
 
 
