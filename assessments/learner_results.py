@@ -117,7 +117,7 @@ def _group_contacts(learner: Learner) -> tuple[str, ...]:
     # forget_group_contacts). Read through the learner's own relation, by name: the learners
     # app sits above this one.
     return _distinct(
-        learner.group_memberships.filter(left_at__isnull=True)
+        learner.group_memberships.filter(left_at__isnull=True, group__archived_at__isnull=True)
         .exclude(group__contact="")
         .order_by("group__name", "group_id")
         .values_list("group__contact", flat=True)

@@ -37,6 +37,10 @@ class AssessmentsNotOpen(Exception):
     """No designated safeguarding lead can be told about a result yet: nothing may start."""
 
 
+class LearnerLeft(Exception):
+    """The school's records say the learner left: they start no assessment."""
+
+
 class NothingToTake(Exception):
     """The upstream has no assessment for this learner now."""
 
@@ -54,7 +58,12 @@ class AttemptBeingSent(Exception):
 
 
 def attempt_start(*, learner: Learner) -> AssessmentAttempt:
-    """Return the learner's current attempt, asking the upstream for the next one only if needed."""
+    """Return the learner's current attempt, asking the upstream for the next one only if needed.
+
+    Raises LearnerLeft for a learner who left the school (their account is normally closed).
+    """
+    if learner.left_at is not None:
+        raise LearnerLeft
     current = learner.attempts.filter(state__in=AssessmentAttempt.UNFINISHED_STATES).first()
     if current is not None:
         return current

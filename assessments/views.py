@@ -56,6 +56,7 @@ def my_assessments(request: HttpRequest) -> HttpResponse:
             "current": current,
             # Nothing new starts until a safeguarding lead can be told (services.attempt_start).
             "not_open": current is None and not safeguarding_ready(request.learner.school_id),
+            "left_school": request.learner.left_at is not None,
             "finished": finished,
             "latest": finished[0] if finished else None,
             "results_hidden": PartnerSettings.current().hide_results_from_learners,
@@ -69,6 +70,8 @@ def start(request: HttpRequest) -> HttpResponse:
     """Start (or resume) the learner's next assessment."""
     try:
         attempt = services.attempt_start(learner=request.learner)
+    except services.LearnerLeft:
+        return render(request, "assessments/left_school.html")
     except services.AssessmentsNotOpen:
         return render(request, "assessments/not_open.html")
     except services.NothingToTake:

@@ -9,11 +9,19 @@ from classes.models import SchoolGroup
 
 
 def visible_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
-    """Return the groups the user sees: every group for whole-school roles, else their own."""
+    """Return the groups the user sees: every group for whole-school roles, else their own.
+
+    Archived ones included: their pages still open, read-only, for their history.
+    """
     groups = in_working_schools(user, SchoolGroup.objects.all())
     if sees_whole_school(user):
         return groups
     return groups.filter(staff_links__user=user)
+
+
+def offered_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
+    """Return the groups the user sees that a menu may offer: never an archived one."""
+    return visible_groups(user).current()
 
 
 def visible_group_or_404(user: AbstractBaseUser, pk: int) -> SchoolGroup:

@@ -25,6 +25,18 @@ def current_academic_year(today: date | None = None) -> str:
     return f"{start}/{(start + 1) % 100:02d}"
 
 
+class SchoolGroupQuerySet(models.QuerySet):
+    """Groups, this year's apart from the archived ones."""
+
+    def current(self) -> "SchoolGroupQuerySet":
+        """Return the groups not archived: the only ones offered in menus and changed."""
+        return self.filter(archived_at__isnull=True)
+
+    def archived(self) -> "SchoolGroupQuerySet":
+        """Return last years' groups: read-only, kept for their history."""
+        return self.filter(archived_at__isnull=False)
+
+
 class SchoolGroup(models.Model):
     """A teaching class, tutor group or year group: the learners its staff look after."""
 
@@ -63,6 +75,8 @@ class SchoolGroup(models.Model):
     archived_at = models.DateTimeField(gettext_lazy("archived at"), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = SchoolGroupQuerySet.as_manager()
+
     class Meta:
         db_table = "learners_schoolgroup"  # the table it had before it moved here
         ordering = ["-academic_year", "name", "id"]
@@ -79,6 +93,11 @@ class SchoolGroup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.academic_year})"
+
+    @property
+    def is_archived(self) -> bool:
+        """Return whether this is last year's group: read-only, history kept."""
+        return self.archived_at is not None
 
 
 class GroupStaff(models.Model):

@@ -10,12 +10,21 @@ from django.utils import timezone
 from assessments.learner_results import forget_group_contacts
 from audit.models import AuditEvent
 from audit.services import audit_record
+from classes.archived import group_lock_open
 from classes.models import GroupMembership, GroupStaff, SchoolGroup
 
 if TYPE_CHECKING:  # the learners app sits above classes: its type only, never loaded
     from learners.models import Learner
 
 Action = AuditEvent.Action
+
+
+class LearnersLeft(Exception):
+    """Learners who left the school join no class: who they are."""
+
+    def __init__(self, learners: list["Learner"]):
+        super().__init__(f"{len(learners)} learner(s) left the school")
+        self.learners = learners
 
 
 @transaction.atomic
@@ -65,10 +74,13 @@ def group_update(
     changed_by: AbstractBaseUser | None,
     address: str | None,
 ) -> list[str]:
-    """Change a group's details and staff; return the names of what changed (audited)."""
+    """Change a group's details and staff; return the names of what changed (audited).
+
+    Raises GroupArchived for last year's class.
+    """
     # Compared with the stored row, locked: not with `group`, which a bound form has already
     # changed in memory, and two admins saving at once each see the other's change.
-    group = SchoolGroup.objects.select_for_update().get(pk=group.pk)
+    group = group_lock_open(group)
     changes: dict[str, object] = {}
     for field, value in (
         ("name", name),
@@ -111,10 +123,17 @@ def group_learners_add(
     added_by: AbstractBaseUser | None,
     address: str | None,
 ) -> int:
-    """Put learners in a group (those already in it stay as they are); return how many joined."""
+    """Put learners in a group (those already in it stay as they are); return how many joined.
+
+    Raises GroupArchived for last year's class, LearnersLeft if any learner left the school.
+    """
     # Locking the group row makes two staff adding the same learner at once take turns,
     # so the second sees the first's membership instead of breaking the constraint.
-    SchoolGroup.objects.select_for_update().filter(pk=group.pk).first()
+    group_lock_open(group)
+    learners = list(learners)
+    left = [learner for learner in learners if learner.left_at is not None]
+    if left:
+        raise LearnersLeft(left)
     already = set(
         group.memberships.filter(left_at__isnull=True).values_list("learner_id", flat=True)
     )
@@ -144,7 +163,11 @@ def group_learner_remove(
     removed_by: AbstractBaseUser | None,
     address: str | None,
 ) -> bool:
-    """Take a learner out of a group, keeping the membership as history; False if not in it."""
+    """Take a learner out of a group, keeping the membership as history; False if not in it.
+
+    Raises GroupArchived for last year's class: its history stays as it was.
+    """
+    group_lock_open(group)
     left = group.memberships.filter(learner=learner, left_at__isnull=True).update(
         left_at=timezone.now(), removed_by=removed_by
     )
@@ -162,9 +185,9 @@ def group_learner_remove(
 
 
 def learner_current_groups(learner: "Learner") -> list[SchoolGroup]:
-    """Return the groups a learner is in now, by name."""
+    """Return the groups a learner is in now, by name (never an archived one)."""
     return list(
-        SchoolGroup.objects.filter(
-            memberships__learner=learner, memberships__left_at__isnull=True
-        ).order_by("name", "id")
+        SchoolGroup.objects.current()
+        .filter(memberships__learner=learner, memberships__left_at__isnull=True)
+        .order_by("name", "id")
     )

@@ -16,18 +16,34 @@ from accounts.access import (
 )
 from accounts.selectors import staff_accounts
 from classes.access import visible_group_or_404
+from classes.archived import archived_refused, group_check_open
 from classes.forms import GroupForm, LearnerPickForm
 from classes.models import learner_model
-from classes.selectors import group_candidates, group_index, group_members
-from classes.services import group_create, group_learner_remove, group_learners_add, group_update
+from classes.selectors import group_candidates, group_index, group_members, has_archived_groups
+from classes.services import (
+    LearnersLeft,
+    group_create,
+    group_learner_remove,
+    group_learners_add,
+    group_update,
+)
 from kit.addresses import client_address
 from schools.models import several_schools
 
 
 @staff_required
 def group_list(request: HttpRequest) -> HttpResponse:
-    """List the groups the member of staff sees, with how many learners each has now."""
-    return render(request, "learners/groups/list.html", {"groups": group_index(request.user)})
+    """List the current groups the member of staff sees (or, asked, the archived ones)."""
+    archived = request.GET.get("archived") == "1"
+    return render(
+        request,
+        "learners/groups/list.html",
+        {
+            "groups": group_index(request.user, archived=archived),
+            "archived": archived,
+            "has_archived": archived or has_archived_groups(request.user),
+        },
+    )
 
 
 @admin_required
@@ -51,9 +67,11 @@ def group_new(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@archived_refused
 def group_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    """Change a group's details and who works with it."""
+    """Change a group's details and who works with it (never last year's, archived)."""
     group = visible_group_or_404(request.user, pk)
+    group_check_open(group)
     form = GroupForm(
         request.POST if request.method == "POST" else None,
         instance=group,
@@ -83,7 +101,7 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
     group = visible_group_or_404(request.user, pk)
     query = request.GET.get("q", "").strip()[:100]
     pick_form = None
-    if is_partner_admin(request.user) and query:
+    if is_partner_admin(request.user) and query and not group.is_archived:
         pick_form = LearnerPickForm(candidates=group_candidates(group, query))
     return render(
         request,
@@ -94,21 +112,27 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @admin_required
 @require_POST
+@archived_refused
 def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
-    """Put the chosen learners in the group."""
+    """Put the chosen learners in the group (never one who left the school)."""
     group = visible_group_or_404(request.user, pk)
+    group_check_open(group)
     # Only the group's school's learners: another school's id is not a choice.
     candidates = learner_model().objects.registered().filter(school_id=group.school_id)
     form = LearnerPickForm(request.POST, candidates=candidates)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("learners", [])))
         return redirect("classes:detail", pk=pk)
-    joined = group_learners_add(
-        group=group,
-        learners=form.cleaned_data["learners"],
-        added_by=request.user,
-        address=client_address(request),
-    )
+    try:
+        joined = group_learners_add(
+            group=group,
+            learners=form.cleaned_data["learners"],
+            added_by=request.user,
+            address=client_address(request),
+        )
+    except LearnersLeft as left:
+        messages.error(request, _left_message(left))
+        return redirect("classes:detail", pk=pk)
     messages.success(
         request,
         ngettext(
@@ -119,11 +143,23 @@ def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("classes:detail", pk=pk)
 
 
+def _left_message(left: LearnersLeft) -> str:
+    """Say who left the school and so joined no class."""
+    names = ", ".join(learner.display_name for learner in left.learners)
+    return ngettext(
+        "Nobody was added: %(names)s has left the school, and a learner who left joins no class.",
+        "Nobody was added: %(names)s have left the school, and a learner who left joins no class.",
+        len(left.learners),
+    ) % {"names": names}
+
+
 @admin_required
 @require_POST
+@archived_refused
 def group_remove_learner(request: HttpRequest, pk: int, learner_pk: int) -> HttpResponse:
     """Take one learner out of the group (their time in it stays in its history)."""
     group = visible_group_or_404(request.user, pk)
+    group_check_open(group)
     learner = get_object_or_404(learner_model(), pk=learner_pk, school_id=group.school_id)
     if group_learner_remove(
         group=group, learner=learner, removed_by=request.user, address=client_address(request)

@@ -287,7 +287,8 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 return False
             # The account opens once its password is hashed (import_row_make_signin_ready).
             learner_activate(learner=row.learner, upstream_user_id=user_id, account_ready=False)
-            for group in SchoolGroup.objects.filter(pk__in=row.group_ids):
+            # A group archived since the file was checked takes nobody in: the learner stays.
+            for group in SchoolGroup.objects.current().filter(pk__in=row.group_ids):
                 group_learners_add(
                     group=group,
                     learners=[row.learner],

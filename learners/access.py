@@ -21,9 +21,12 @@ def visible_learners(user: AbstractBaseUser, learners: QuerySet[Learner] | None 
 
 
 def learners_of_groups_of(user: AbstractBaseUser) -> QuerySet:
-    """Return the ids of the learners now in a group the user works with, in the school(s)."""
+    """Return the ids of the learners now in a group the user works with, in the school(s).
+
+    Last year's archived classes give no sight of their pupils, whatever their memberships say.
+    """
     memberships = GroupMembership.objects.filter(
-        left_at__isnull=True, group__staff_links__user=user
+        left_at__isnull=True, group__staff_links__user=user, group__archived_at__isnull=True
     )
     return in_working_schools(user, memberships, "group__school_id").values("learner_id")
 

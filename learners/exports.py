@@ -3,6 +3,7 @@
 from collections.abc import Iterator
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
 from accounts.access import sees_results
 from audit.models import AuditEvent
@@ -26,6 +27,7 @@ LEARNER_HEADER = [
     "registered_at",
     "latest_assessment_state",
     "latest_risk_level",
+    "left_on",  # the day the school's records say they left; empty while at the school
 ]
 
 
@@ -67,10 +69,12 @@ def learner_export_rows(
             "registered_at",
             "latest_state",
             "latest_risk_level",
+            "left_at",
         )
         .iterator(chunk_size=CHUNK_SIZE)
     )
     for row in rows:
         # The column stays, empty, for staff who do not read results: one file layout for all.
         risk = row[8] if with_results else ""
-        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), row[6], row[7], risk)
+        left_on = timezone.localdate(row[9]) if row[9] else ""
+        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), row[6], row[7], risk, left_on)

@@ -159,7 +159,7 @@ class LearnerRegistrationForm(ClearRequiredMessages, forms.Form):
         self.password_made = False
         password_left_to_the_portal(self, "password")
         field = self.fields["school_class"]
-        field.queryset = groups if groups is not None else SchoolGroup.objects.all()
+        field.queryset = groups if groups is not None else SchoolGroup.objects.current()
         if group_required:
             # Staff who see only their groups' learners would lose sight of a learner they
             # registered into no group.

@@ -14,6 +14,7 @@ from accounts.sign_in_throttle import sign_in_unlock
 from accounts.usernames import username_normal_form
 from audit.models import AuditEvent
 from audit.services import audit_record
+from classes.archived import GroupArchived
 from classes.models import SchoolGroup
 from classes.services import group_learners_add
 from learners.models import AGE_AND_LEVEL, Learner
@@ -107,9 +108,19 @@ def learner_register(
                 learner=learner,
             )
             if school_class is not None:
-                group_learners_add(
-                    group=school_class, learners=[learner], added_by=registered_by, address=address
-                )
+                try:
+                    group_learners_add(
+                        group=school_class,
+                        learners=[learner],
+                        added_by=registered_by,
+                        address=address,
+                    )
+                except GroupArchived:
+                    # Archived since the form was read: the upstream has registered the
+                    # learner, so they are kept, in no class, rather than lost.
+                    logger.info(
+                        "Learner %s not put in archived group %s", learner.pk, school_class.pk
+                    )
 
     try:
         # The upstream has answered: through a database restart the answer waits here

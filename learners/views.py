@@ -18,7 +18,7 @@ from accounts.access import (
 )
 from assessments.models import AssessmentAttempt
 from assessments.selectors import latest_result, learner_attempts, score_trend
-from classes.access import visible_groups
+from classes.access import offered_groups
 from classes.services import learner_current_groups
 from kit.addresses import client_address
 from kit.charts import TrendPoint, line_chart
@@ -38,6 +38,7 @@ from learners.services import (
     learner_results_viewed,
 )
 from ops.database import database_unavailable_response
+from schools.models import PartnerSettings
 
 PAGE_SIZE = 25
 
@@ -71,7 +72,7 @@ def learner_new(request: HttpRequest) -> HttpResponse:
     """Register a learner with the upstream."""
     form = LearnerRegistrationForm(
         request.POST if request.method == "POST" else None,
-        groups=visible_groups(request.user),
+        groups=offered_groups(request.user),
         group_required=not sees_whole_school(request.user),
     )
     if request.method == "POST" and form.is_valid():
@@ -147,10 +148,18 @@ def learner_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "latest_result": latest,
             "groups": learner_current_groups(learner),
             "sign_in_locked_until": sign_in_locked_until(learner),
+            **_leaving(learner),
             **_password_made(request, learner),
             **(_score_trend(learner, attempts) if show_results else {}),
         },
     )
+
+
+def _leaving(learner: Learner) -> dict:
+    """Return what the record says of a leaver: how long the school keeps their records."""
+    if learner.left_at is None:
+        return {}
+    return {"retention_years": PartnerSettings.of(learner.school_id).retention_years}
 
 
 @sensitive_variables("password")

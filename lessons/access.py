@@ -6,13 +6,17 @@ from django.http import Http404
 
 from accounts.access import is_partner_admin
 from classes.access import visible_group_or_404
+from classes.archived import group_check_open
 from classes.models import SchoolGroup
 from learners.models import Learner
 
 
 def lesson_groups(user: AbstractBaseUser) -> QuerySet[SchoolGroup]:
-    """Return the groups whose cards the user may print and whose sign-in they may open."""
-    groups = SchoolGroup.objects.all()
+    """Return the groups whose cards the user may print and whose sign-in they may open.
+
+    Never last year's archived classes: their cards and sign-in are closed.
+    """
+    groups = SchoolGroup.objects.current()
     return groups if is_partner_admin(user) else groups.filter(staff_links__user=user)
 
 
@@ -24,6 +28,19 @@ def runs_lessons(user: AbstractBaseUser, group: SchoolGroup) -> bool:
 def lesson_group_or_404(user: AbstractBaseUser, pk: int) -> SchoolGroup:
     """Return the group if the user runs its lessons, else 404 (as for a group not theirs)."""
     group = visible_group_or_404(user, pk)
+    if not runs_lessons(user, group):
+        raise Http404
+    return group
+
+
+def lesson_group_to_change(user: AbstractBaseUser, pk: int) -> SchoolGroup:
+    """Return the group whose cards or sign-in the user is about to change.
+
+    GroupArchived for an archived class the user sees (the page says why); else as
+    lesson_group_or_404.
+    """
+    group = visible_group_or_404(user, pk)
+    group_check_open(group)
     if not runs_lessons(user, group):
         raise Http404
     return group

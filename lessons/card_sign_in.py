@@ -78,9 +78,10 @@ def card_check_again(*, card_id: int, attempt: CardAttempt) -> CardCheck:
 
 
 def _current_cards() -> QuerySet[SignInCard]:
-    """Cards not voided, of learners still registered, with their accounts."""
+    """Cards not voided, of learners still registered and at the school, with their accounts."""
+    # A leaver's cards are voided when they leave; their leaving date refuses any one missed.
     return SignInCard.objects.select_related("learner__user").filter(
-        voided_at__isnull=True, learner__status=Learner.Status.ACTIVE
+        voided_at__isnull=True, learner__status=Learner.Status.ACTIVE, learner__left_at__isnull=True
     )
 
 
@@ -103,8 +104,8 @@ def _lookup(*, secret: str, code: str) -> dict[str, str]:
 
 
 def _window_for(learner: Learner) -> SignInWindow | None:
-    """Return an open window of a group the learner is in now."""
-    groups = SchoolGroup.objects.filter(
+    """Return an open window of a group the learner is in now (never an archived class's)."""
+    groups = SchoolGroup.objects.current().filter(
         memberships__learner=learner, memberships__left_at__isnull=True
     )
     return (

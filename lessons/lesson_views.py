@@ -4,18 +4,19 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.formats import time_format
+from django.utils.formats import date_format, time_format
 from django.utils.timezone import localtime
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import staff_required
+from classes.archived import archived_refused
 from classes.models import SchoolGroup
 from kit.addresses import client_address
 from learners.access import visible_learner_or_404
 from learners.models import Learner
-from lessons.access import learner_lesson_group, lesson_group_or_404
+from lessons.access import learner_lesson_group, lesson_group_or_404, lesson_group_to_change
 from lessons.forms import ReissueForm, WindowOpenForm
 from lessons.models import CardSession
 from lessons.qr import qr_svg
@@ -44,9 +45,10 @@ def _cards_page(request: HttpRequest, cards: list[PrintedCard], **context) -> Ht
 
 @staff_required
 @require_GET
+@archived_refused
 def group_cards(request: HttpRequest, pk: int) -> HttpResponse:
     """Print the group's sign-in cards: the same cards each time, until reissued."""
-    group = lesson_group_or_404(request.user, pk)
+    group = lesson_group_to_change(request.user, pk)
     cards = group_cards_print(
         group=group,
         learners=group_pupils(group),
@@ -54,6 +56,21 @@ def group_cards(request: HttpRequest, pk: int) -> HttpResponse:
         address=client_address(request),
     )
     return _cards_page(request, cards, group=group, reissue_form=ReissueForm())
+
+
+def _leaver_refused(request: HttpRequest, learner: Learner) -> HttpResponse | None:
+    """Send staff back to a leaver's record, saying why there is no card; None for others."""
+    if learner.left_at is None:
+        return None
+    messages.error(
+        request,
+        _("%(name)s left the school on %(date)s: a learner who left has no sign-in card.")
+        % {
+            "name": learner.display_name,
+            "date": date_format(localtime(learner.left_at), "DATE_FORMAT"),
+        },
+    )
+    return redirect("learners:detail", pk=learner.pk)
 
 
 def _learner_card_group(user, learner: Learner) -> SchoolGroup:
@@ -69,6 +86,8 @@ def _learner_card_group(user, learner: Learner) -> SchoolGroup:
 def learner_card(request: HttpRequest, pk: int) -> HttpResponse:
     """Print one learner's card (to replace a lost one, reissue it first)."""
     learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
+    if refused := _leaver_refused(request, learner):
+        return refused
     group = _learner_card_group(request.user, learner)
     card = learner_card_print(
         learner=learner,
@@ -84,6 +103,8 @@ def learner_card(request: HttpRequest, pk: int) -> HttpResponse:
 def learner_card_reissue(request: HttpRequest, pk: int) -> HttpResponse:
     """Void a learner's card (a lost or copied one stops working) and make a new one."""
     learner = visible_learner_or_404(request.user, pk, status=Learner.Status.ACTIVE)
+    if refused := _leaver_refused(request, learner):
+        return refused
     _learner_card_group(request.user, learner)
     cards_reissue(learners=[learner], reissued_by=request.user, address=client_address(request))
     messages.success(
@@ -96,9 +117,10 @@ def learner_card_reissue(request: HttpRequest, pk: int) -> HttpResponse:
 
 @staff_required
 @require_POST
+@archived_refused
 def group_cards_reissue(request: HttpRequest, pk: int) -> HttpResponse:
     """Void every card of the group and make new ones (after a deliberate tick)."""
-    group = lesson_group_or_404(request.user, pk)
+    group = lesson_group_to_change(request.user, pk)
     form = ReissueForm(request.POST)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors["confirm"]))
@@ -120,9 +142,10 @@ def group_cards_reissue(request: HttpRequest, pk: int) -> HttpResponse:
 
 @staff_required
 @require_POST
+@archived_refused
 def sign_in_open(request: HttpRequest, pk: int) -> HttpResponse:
     """Open card sign-in for the group for the minutes chosen."""
-    group = lesson_group_or_404(request.user, pk)
+    group = lesson_group_to_change(request.user, pk)
     form = WindowOpenForm(
         request.POST, max_minutes=PartnerSettings.of(group.school_id).card_window_max_minutes
     )

@@ -35,10 +35,11 @@ class RosterRow:
 
 
 def group_pupils(group: SchoolGroup) -> list[Learner]:
-    """Return the group's learners now, in list order, with their accounts."""
+    """Return the group's learners now, in list order, with their accounts (no leaver)."""
     return list(
         Learner.objects.filter(
             status=Learner.Status.ACTIVE,
+            left_at__isnull=True,
             group_memberships__group=group,
             group_memberships__left_at__isnull=True,
         )

@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from classes.archived import group_lock_open
 from classes.models import SchoolGroup
+from classes.services import LearnersLeft
 from learners.models import Learner
 from lessons import card_secrets
 from lessons.models import CardSession, SignInCard, SignInWindow
@@ -31,6 +33,13 @@ class PrintedCard:
     @property
     def code_display(self) -> str:
         return card_secrets.code_display(self.code)
+
+
+def _refuse_leavers(learners: list[Learner]) -> None:
+    """Refuse cards to learners who left the school: they no longer sign in."""
+    left = [learner for learner in learners if learner.left_at is not None]
+    if left:
+        raise LearnersLeft(left)
 
 
 def _card_issue(*, learner: Learner, issued_by: AbstractBaseUser | None) -> SignInCard:
@@ -77,7 +86,12 @@ def group_cards_print(
     printed_by: AbstractBaseUser,
     address: str | None,
 ) -> list[PrintedCard]:
-    """Return the group's cards to print: the same cards as last time, new ones where missing."""
+    """Return the group's cards to print: the same cards as last time, new ones where missing.
+
+    Raises GroupArchived for last year's class, LearnersLeft if a learner left the school.
+    """
+    group_lock_open(group)
+    _refuse_leavers(learners)
     # Locked in learner order: two staff printing at once issue each missing card once.
     locked = list(Learner.objects.select_for_update().filter(pk__in=[x.pk for x in learners]))
     cards, issued = _current_cards(locked, issued_by=printed_by)
@@ -96,8 +110,9 @@ def group_cards_print(
 def learner_card_print(
     *, learner: Learner, group_name: str, printed_by: AbstractBaseUser, address: str | None
 ) -> PrintedCard:
-    """Return one learner's card to print (issued if they have none)."""
+    """Return one learner's card to print (issued if they have none); LearnersLeft for a leaver."""
     locked = Learner.objects.select_for_update().get(pk=learner.pk)
+    _refuse_leavers([locked])
     cards, issued = _current_cards([locked], issued_by=printed_by)
     audit_record(
         actor=printed_by,
@@ -114,9 +129,13 @@ def learner_card_print(
 def cards_reissue(
     *, learners: list[Learner], reissued_by: AbstractBaseUser, address: str | None
 ) -> int:
-    """Void the learners' current cards (ending their sessions) and issue new ones."""
+    """Void the learners' current cards (ending their sessions) and issue new ones.
+
+    LearnersLeft if a learner left the school: nothing is voided or issued then.
+    """
     now = timezone.now()
     locked = list(Learner.objects.select_for_update().filter(pk__in=[x.pk for x in learners]))
+    _refuse_leavers(locked)
     void = SignInCard.objects.filter(learner__in=locked, voided_at__isnull=True)
     CardSession.objects.filter(card__in=void, ended_at__isnull=True).update(
         ended_at=now, end_reason=CardSession.EndReason.CARD_VOIDED
@@ -153,10 +172,11 @@ def window_open(
 ) -> SignInWindow:
     """Open card sign-in for the group for `minutes` (at most the partner's maximum).
 
-    If it is open already, its end moves to `minutes` from now.
+    If it is open already, its end moves to `minutes` from now. Raises GroupArchived for
+    last year's class.
     """
     minutes = max(1, min(minutes, PartnerSettings.of(group.school_id).card_window_max_minutes))
-    SchoolGroup.objects.select_for_update().get(pk=group.pk)  # one opener at a time
+    group_lock_open(group)  # one opener at a time; never last year's archived class
     _windows_expired_close(group)
     closes_at = timezone.now() + timedelta(minutes=minutes)
     window = window_current(group)

@@ -142,9 +142,11 @@ def account_kind(user: AbstractBaseUser) -> str:
 
 
 def account_active(user: AbstractBaseUser) -> bool:
-    """Return whether the account may sign in: active, and a learner's registered and kept."""
+    """Return whether the account may sign in: active; a learner's registered and not left."""
     learner = learner_account(user)
-    return user.is_active and (learner is None or learner.is_registered)
+    return user.is_active and (
+        learner is None or (learner.is_registered and learner.left_at is None)
+    )
 
 
 def accounts_with_email(email: str) -> QuerySet:
@@ -165,7 +167,9 @@ def active_accounts_with_email(email: str) -> QuerySet:
     ones are always seen as two.
     """
     return accounts_with_email(email).filter(
-        Q(learner__isnull=True) | Q(learner__status=LEARNER_REGISTERED), is_active=True
+        Q(learner__isnull=True)
+        | Q(learner__status=LEARNER_REGISTERED, learner__left_at__isnull=True),
+        is_active=True,
     )
 
 

@@ -54,7 +54,8 @@ class StaffAccountForm(ClearRequiredMessages, forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # The groups of the school worked in: a role is held, and groups taught, per school.
-        groups = SchoolGroup.objects.order_by("-academic_year", "name")
+        # Last year's archived classes are history: nobody starts working with one.
+        groups = SchoolGroup.objects.current().order_by("-academic_year", "name")
         school = working_school_id()
         self.fields["groups"].queryset = groups if school is None else groups.filter(school=school)
 

@@ -26,6 +26,16 @@ class StaffAccountRefused(Exception):
     """A change that would break an account or lock the partner out, said in words."""
 
 
+def _refuse_archived(groups: Iterable[SchoolGroup]) -> None:
+    """Refuse to make anyone work with last year's archived class."""
+    archived = sorted(group.name for group in groups if group.archived_at is not None)
+    if archived:
+        raise StaffAccountRefused(
+            f"{', '.join(archived)}: last year's class, archived and read-only; nobody starts "
+            "working with it now."
+        )
+
+
 def _as_json(value: object) -> object:
     """Return a settings value as the audit trail's JSON can hold it."""
     return value.isoformat(timespec="minutes") if isinstance(value, time) else value
@@ -57,6 +67,7 @@ def staff_add(
     for school_id in list(school_ids) or [None]:
         staff_role_set(user=user, role=role, school_id=school_id)
     groups = list(groups)
+    _refuse_archived(groups)
     GroupStaff.objects.bulk_create(GroupStaff(group=group, user=user) for group in groups)
     audit_record(
         actor=added_by,
@@ -120,6 +131,9 @@ def staff_change(
             "This member of staff also works in another school: ask a trust admin to change "
             "their email address or whether they can sign in."
         )
+    groups = list(groups)
+    linked = set(GroupStaff.objects.filter(user=user).values_list("group_id", flat=True))
+    _refuse_archived(group for group in groups if group.pk not in linked)
     changes: dict[str, object] = {}
     role_before = staff_role_set(user=user, role=role, school_id=school_id)
     if role_before != role:
@@ -136,8 +150,9 @@ def staff_change(
         user.is_active = is_active
     user.save(update_fields=["email", "is_active"])
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
-    wanted = {group.pk: group for group in groups}
-    links = GroupStaff.objects.filter(user=user)
+    # Archived groups are history: links to them stay as they were (refused above if new).
+    links = GroupStaff.objects.filter(user=user, group__archived_at__isnull=True)
+    wanted = {group.pk: group for group in groups if group.archived_at is None}
     school = school_id or working_school_id()
     if school is not None:
         # Only the groups of the school worked in: their classes elsewhere stay.

@@ -32,11 +32,8 @@ from staff.sign_in import sign_in_methods
 def staff_list(request: HttpRequest) -> HttpResponse:
     """List the staff accounts with their roles and groups (a trust admin: every school's)."""
     schools = working_school_ids(request.user)
-    groups = (
-        SchoolGroup.objects.all()
-        if schools is None
-        else SchoolGroup.objects.filter(school_id__in=schools)
-    )
+    current = SchoolGroup.objects.current()  # the groups they work with now, not last year's
+    groups = current if schools is None else current.filter(school_id__in=schools)
     everyone = is_trust_admin(request.user) and several_schools()
     accounts = (
         staff_accounts(include_inactive=True, school_ids=None if everyone else schools)

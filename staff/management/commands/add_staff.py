@@ -195,9 +195,16 @@ class Command(BaseCommand):
         """Return this year's group of that name in the school, made there if there is none."""
         year = current_academic_year()
         groups = SchoolGroup.objects.filter(name__iexact=name.strip(), academic_year=year)
-        group = groups.filter(school=school).first() if school else groups.first()
+        groups = groups.filter(school=school) if school else groups
+        group = groups.current().first()
         if group is not None:
             return group
+        if groups.archived().exists():
+            # Its name is taken this year, and an archived class takes nobody on.
+            raise CommandError(
+                f"The group {name.strip()} ({year}) is archived (read-only): nobody starts "
+                "working with it. Name this year's group instead."
+            )
         kind = (
             SchoolGroup.Kind.YEAR_GROUP
             if role == StaffRole.HEAD_OF_YEAR
