@@ -91,6 +91,14 @@ def _school_apply(
         _groups_join(learner, returner.class_ids, groups, **who)
         _person_link(school.school_id, returner.sourced_id, learner=learner,
                      grade=returner.grade, last_modified=returner.last_modified)  # fmt: skip
+    # Learners the portal had (registered by hand, or by an earlier sync's run) now linked.
+    # Read by name: roster.plan's `matched` list is the planner's (an optional part).
+    for matched in getattr(school, "matched", ()):
+        learner = _learner(school.school_id, matched.learner_id)
+        if learner is None:
+            continue
+        _person_link(school.school_id, matched.sourced_id, learner=learner, grade=matched.grade)
+        _groups_join(learner, matched.class_ids, groups, **who)
     for change in school.changes:
         learner = _learner(school.school_id, change.learner_id)
         if learner is None:
