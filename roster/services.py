@@ -155,8 +155,12 @@ def _lock_take(sync: RosterSync) -> None:
     An UPDATE, not SELECT ... FOR UPDATE: it takes the row lock on PostgreSQL and the write
     lock on SQLite alike.
     """
-    RosterLock.objects.get_or_create(pk=1)
-    RosterLock.objects.filter(pk=1).update(taken_at=timezone.now(), taken_by_sync=sync.pk)
+    taken = {"taken_at": timezone.now(), "taken_by_sync": sync.pk}
+    # The write comes first: on SQLite a transaction that read before writing could not wait
+    # for the lock, only fail.
+    if not RosterLock.objects.filter(pk=1).update(**taken):
+        RosterLock.objects.get_or_create(pk=1)  # the deployment's first sync
+        RosterLock.objects.filter(pk=1).update(**taken)
 
 
 def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:

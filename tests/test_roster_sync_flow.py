@@ -7,22 +7,26 @@ against the sandbox over HTTP.
 
 import io
 import re
+import threading
 from dataclasses import replace
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connections
 
 from audit.models import AuditEvent
 from classes.models import GroupMembership, GroupStaff
 from learners.models import Learner
 from roster.models import RosterClass, RosterSync
-from roster.plan import YEAR_GROUP_PREFIX
+from roster.plan import YEAR_GROUP_PREFIX, Leaver, SchoolPlan, SyncPlan
 from roster.services import (
     RosterSyncClosed,
     roster_sync_approve,
     roster_sync_discard,
     roster_sync_start,
 )
+from schools.models import School
+from tests.factories import make_learner
 from tests.roster_files import roster_write, school_spec
 
 Action = AuditEvent.Action
@@ -174,3 +178,74 @@ def test_bad_input_to_the_command_is_a_clear_sentence(tmp_path):
         call_command("roster_sync", "--approve", "999")
     with pytest.raises(CommandError, match="Name the roster to sync"):
         call_command("roster_sync")
+
+
+def held_sync(*leavers: Learner) -> RosterSync:
+    """A sync held for an admin whose plan has these learners leave."""
+    school = School.default()
+    part = SchoolPlan(school.pk, school.code, school.name,
+                      leavers=[Leaver(learner.pk, learner.username) for learner in leavers],
+                      hold_reasons=["Too many pupils would leave."])  # fmt: skip
+    plan = SyncPlan(schools=[part])
+    return RosterSync.objects.create(
+        origin=RosterSync.Origin.UPLOAD, state=RosterSync.State.HELD, plan=plan.to_json(),
+        left=len(leavers), hold_reasons=part.hold_reasons,
+    )  # fmt: skip
+
+
+@pytest.mark.backend  # the lock row and the conditional update, in racing threads
+@pytest.mark.django_db(transaction=True)
+def test_approvals_racing_apply_a_held_sync_once(staff):
+    pupils = [make_learner(f"pupil.{number}", f"u-{number}") for number in range(3)]
+    sync = held_sync(*pupils)
+
+    def approve():
+        try:
+            fresh = RosterSync.objects.get(pk=sync.pk)
+            return roster_sync_approve(sync=fresh, approved_by=staff, address=None).state
+        finally:
+            connections.close_all()
+
+    outcomes = run_together(3, approve)
+
+    assert outcomes.count(RosterSync.State.APPLIED) == 1, outcomes
+    assert all(isinstance(other, RosterSyncClosed) for other in outcomes if other != "applied")
+    assert AuditEvent.objects.filter(action=Action.ROSTER_APPROVED).count() == 1
+    assert AuditEvent.objects.filter(action=Action.LEARNER_LEFT).count() == 3
+    assert Learner.objects.filter(left_at__isnull=False).count() == 3
+
+
+def test_a_held_plan_made_out_of_date_by_a_later_sync_is_not_applied(staff):
+    pupil = make_learner("pupil.one", "u-one")
+    sync = held_sync(pupil)
+    RosterSync.objects.create(origin=RosterSync.Origin.DROP, state=RosterSync.State.APPLIED)
+
+    with pytest.raises(RosterSyncClosed, match="its preview is out of date"):
+        roster_sync_approve(sync=sync, approved_by=staff, address=None)
+
+    sync.refresh_from_db()
+    assert sync.state == RosterSync.State.HELD
+    pupil.refresh_from_db()
+    assert pupil.left_at is None
+    roster_sync_discard(sync=sync, discarded_by=staff, address=None)
+    assert RosterSync.objects.get(pk=sync.pk).state == RosterSync.State.DISCARDED
+
+
+def run_together(count, work) -> list:
+    """Run `work` in `count` threads started together; return each one's outcome or error."""
+    outcomes: list = [None] * count
+    start = threading.Barrier(count)
+
+    def run(index):
+        start.wait(timeout=30)
+        try:
+            outcomes[index] = work()
+        except Exception as error:  # noqa: BLE001 - the test reports what each thread met
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return outcomes
