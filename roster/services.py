@@ -66,25 +66,47 @@ def roster_sync_start(
         sync.refresh_from_db()
         logger.info("Roster sync %s could not be read: %s", sync.pk, error)
         return sync
-    with working_in(school.pk if school else None), transaction.atomic():
-        _lock_take(sync)
-        roster_links_settle()  # pupils registered since the last sync are theirs now
-        plan = plan_sync(files, school=school)
-        _plan_keep(sync, files, plan)
-        if plan.held:
-            RosterSync.objects.filter(pk=sync.pk).update(state=State.HELD)
-            audit_record(
-                actor=started_by,
-                address=address,
-                action=AuditEvent.Action.ROSTER_HELD,
-                **_figures(sync),
-                reasons=len(sync.hold_reasons),
-            )
-        else:
-            _apply(sync, actor=started_by, address=address)
+    try:
+        with working_in(school.pk if school else None), transaction.atomic():
+            _plan_and_apply(sync, files, school=school, actor=started_by, address=address)
+    except Exception:
+        # Rolled back whole: nothing changed. Not left "being read" for ever; the error is
+        # the portal's, logged with its traceback, and raised on.
+        logger.exception("Roster sync %s failed while planned or applied", sync.pk)
+        RosterSync.objects.filter(pk=sync.pk).update(
+            state=State.FAILED,
+            error=_("The portal failed unexpectedly while working out this sync; nothing changed."),
+        )
+        raise
     sync.refresh_from_db()
     logger.info("%s", sync.summary_line())
     return sync
+
+
+def _plan_and_apply(
+    sync: RosterSync,
+    files: RosterFileSet,
+    *,
+    school: School | None,
+    actor: AbstractBaseUser | None,
+    address: str | None,
+) -> None:
+    """Plan the files under the lock, then hold the sync or apply it (the caller's transaction)."""
+    _lock_take(sync)
+    roster_links_settle()  # pupils registered since the last sync are theirs now
+    plan = plan_sync(files, school=school)
+    _plan_keep(sync, files, plan)
+    if plan.held:
+        RosterSync.objects.filter(pk=sync.pk).update(state=State.HELD)
+        audit_record(
+            actor=actor,
+            address=address,
+            action=AuditEvent.Action.ROSTER_HELD,
+            **_figures(sync),
+            reasons=len(sync.hold_reasons),
+        )
+    else:
+        _apply(sync, actor=actor, address=address)
 
 
 def roster_sync_approve(

@@ -249,3 +249,20 @@ def run_together(count, work) -> list:
     for thread in threads:
         thread.join(timeout=120)
     return outcomes
+
+
+@pytest.mark.django_db
+def test_a_sync_the_portal_fails_to_plan_changes_nothing_and_says_so(tmp_path, monkeypatch):
+    files = roster_write(school_spec(pupils=2, classes=1), tmp_path / "bulk")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("roster.services.plan_sync", broken)
+
+    with pytest.raises(RuntimeError):
+        roster_sync_start(source=files, origin=RosterSync.Origin.DROP, filename="bulk")
+
+    sync = RosterSync.objects.get()
+    assert sync.state == RosterSync.State.FAILED and "nothing changed" in sync.error
+    assert not RosterClass.objects.exists() and not Learner.objects.exists()
