@@ -1,5 +1,6 @@
 """Applying a roster sync's plan (plans built by hand): joiners, leavers, staff, September."""
 
+from dataclasses import replace
 from datetime import date, timedelta
 
 import pytest
@@ -142,6 +143,27 @@ def test_an_outage_mid_run_then_the_next_plan_registers_each_pupil_exactly_once(
     assert registered.count() == 5
     assert roster_links_settle() == 5
     assert RosterPerson.objects.filter(learner__isnull=False).count() == 5
+
+
+@pytest.mark.backend
+@pytest.mark.django_db(transaction=True)
+def test_a_trusts_joiners_register_into_their_own_schools_a_job_each(upstream):
+    ash = School.objects.create(code="100002", name="Ash Academy")
+    ash_part = SchoolPlan(school_id=ash.pk, code=ash.code, name=ash.name,
+                          new_classes=[replace(CLASS_7A, sourced_id="ash-7a")],
+                          joiners=[joiner(9, classes=["ash-7a"])])  # fmt: skip
+
+    sync = applied(school_plan(new_classes=[CLASS_7A], joiners=[joiner(1)]), ash_part)
+
+    jobs = list(sync_import_jobs(sync))
+    assert [job.school for job in jobs] == [School.default(), ash]
+    sync.refresh_from_db()
+    assert sync.import_job == jobs[0] and creations(upstream) == 2
+    pupil = Learner.objects.get(username="roster.pupil9")
+    assert pupil.school == ash
+    group = RosterClass.objects.get(sourced_id="ash-7a").group
+    assert group.school == ash and group.memberships.get().learner == pupil
+    assert RosterClass.objects.get(sourced_id="class-7a").group.school == School.default()
 
 
 # Leavers and returners ---------------------------------------------------------------------------
