@@ -68,6 +68,22 @@ class Change:
 
 
 @dataclass
+class Matched:
+    """A learner the portal already had, now linked to the roster's pupil.
+
+    Either a learner registered by hand (same school, username and date of birth) or the one
+    an earlier sync's registration made. Applying links them and puts them in `class_ids`;
+    their details or level, if the roster gives them differently, are a `Change` of their own.
+    """
+
+    learner_id: int
+    sourced_id: str
+    name: str
+    grade: str = ""
+    class_ids: list[str] = field(default_factory=list)  # roster classes to join (sourcedIds)
+
+
+@dataclass
 class NewClass:
     sourced_id: str
     name: str
@@ -130,6 +146,7 @@ class SchoolPlan:
     class_changes: list[ClassChange] = field(default_factory=list)
     archived: list[Archived] = field(default_factory=list)
     staff: list[StaffMember] = field(default_factory=list)
+    matched: list[Matched] = field(default_factory=list)
     # Set when the files start a new academic year for this school ("2027/28").
     new_academic_year: str = ""
     # Why this school's part is held, in sentences; empty: nothing looks wrong.
@@ -198,6 +215,7 @@ _LISTS = {
     "class_changes": ClassChange,
     "archived": Archived,
     "staff": StaffMember,
+    "matched": Matched,
 }
 
 

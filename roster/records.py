@@ -47,6 +47,7 @@ class Org:
     type: str  # school, district, local, state, national, department (1.1 and 1.2 values)
     identifier: str  # what a school's `code` is matched against (else the sourcedId)
     parent_id: str = ""
+    line: int = 0  # its line in orgs.csv (the header being 1), for problems
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class Person:
     org_ids: tuple[str, ...]
     grades: tuple[str, ...]
     birth_date: date | None = None
+    line: int = 0  # its line in users.csv (the header being 1), for problems
 
 
 @dataclass(frozen=True)

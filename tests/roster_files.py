@@ -103,6 +103,9 @@ class RosterSpec:
 
 
 FILES = ("orgs", "academicSessions", "users", "courses", "classes", "enrollments", "demographics")
+OTHER_FILES = ("categories", "classResources", "courseResources", "lineItems", "resources",
+               "results")  # fmt: skip
+OTHER_FILES_1_2 = ("userProfiles", "scoreScales")
 
 
 def roster_write(
@@ -111,7 +114,8 @@ def roster_write(
     """Write the roster under `path` (a folder, or `path`.zip); return what was written."""
     files = _files(spec, version)
     if as_zip:
-        target = path.with_suffix(".zip")
+        # `path`.zip, even when its name has a dot ("roster-1.2" is not "roster-1.zip").
+        target = path if path.suffix == ".zip" else path.with_name(f"{path.name}.zip")
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for name, text in files.items():
                 archive.writestr(name, text)
@@ -146,6 +150,9 @@ def _files(spec: RosterSpec, version: str) -> dict[str, str]:
     out: dict[str, str] = {}
     manifest = [["manifest.version", "1.0"], ["oneroster.version", version]]
     manifest += [[f"file.{name}", mode] for name, mode in modes.items()]
+    # The manifest names every file of the version; those a roster does not use are absent.
+    others = OTHER_FILES + (OTHER_FILES_1_2 if version == "1.2" else ())
+    manifest += [[f"file.{name}", "absent"] for name in others]
     manifest += [["source.systemName", "Test MIS"], ["source.systemCode", "test"]]
     out["manifest.csv"] = _csv(["propertyName", "value"], manifest)
     if modes["orgs"] != "absent":
@@ -192,9 +199,9 @@ def _files(spec: RosterSpec, version: str) -> dict[str, str]:
                     for sid, st, mod, role, login, given, family, email, org, grade in people]  # noqa: E501  # fmt: skip
             out["roles.csv"] = _csv(
                 ["sourcedId", "status", "dateLastModified", "userSourcedId", "roleType", "role",
-                 "orgSourcedId", "beginDate", "endDate", "userProfileSourcedId"],
+                 "beginDate", "endDate", "orgSourcedId", "userProfileSourcedId"],
                 [[f"role-{sid}", status(st, "roles"), stamp(mod, "roles"), sid, "primary", role,
-                  org, "", "", ""]
+                  "", "", org, ""]
                  for sid, st, mod, role, login, given, family, email, org, grade in people],
             )  # fmt: skip
         out["users.csv"] = _csv(header, rows)

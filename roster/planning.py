@@ -1,0 +1,219 @@
+"""A sync's plan: what a roster's files would change, worked out before anything changes.
+
+`plan_sync` reads the portal (a few set-wise queries, roster.planning_state) and writes
+nothing. The rules, school by school:
+
+- Schools. Each org is a portal `School` by code: its `identifier`, else its sourcedId, ignoring
+  case. An org matching none is one problem (its people and classes are skipped); a sync for one
+  school ignores the other orgs without a word.
+- Pupils (role student, active, enabled). Their level comes from their grades by the school's
+  table (roster.grades); a pupil with no level, no birth date, or a username, name or email the
+  single registration form refuses is a problem of users.csv, with its line and reason.
+- Links. A pupil linked (RosterPerson) to a learner: their name, email and date of birth
+  (never the username), level and roster classes are compared, and what differs is a Change;
+  a linked learner who had left comes back (a Returner, the same learner). A link whose
+  registration is still queued or being sent plans nothing; one registered is that learner;
+  one that failed is a Joiner again, so a sync cut short by an outage resumes and each pupil
+  is registered exactly once. A pupil not linked whose username (normal form) and date of
+  birth are an active learner's of the same school is Matched to them; a username held by any
+  other account is a problem. Anyone else is a Joiner, with a made password unless the school
+  says otherwise (or primary pupils sign in only by card).
+- Leavers. With users.csv bulk, every current roster pupil of the school missing from it, or
+  there as tobedeleted or disabled, leaves; with a delta only those rows leave; without users.csv
+  nobody does. A learner registered by hand (no link) never leaves by the roster.
+- Delta. A delta row no newer than what was applied (`last_modified`) changes nothing. Bulk
+  enrollments.csv is the whole truth of the roster classes of the pupils it covers; a delta's
+  active rows join and tobedeleted rows leave. Only groups the roster made (RosterClass) are
+  managed: groups staff made by hand are never touched. The same files planned again once
+  applied give an empty plan.
+- Classes. Each active class of classes.csv is a NewClass or, if its group's name, kind or level
+  differ, a ClassChange; homeroom is a tutor group, scheduled a teaching class; its level comes
+  from its grades, else its pupils' most common level; its academic year from its term's
+  schoolYear. A name another group of that school and year has gets the class's sourcedId after
+  it. OneRoster has no year groups: one per grade and academic year is made from the pupils'
+  grades ("Year 7", "Reception", else "Grade X") and each pupil joins theirs.
+- September. When the files' academic year (the latest of their active classes, else of their
+  sessions) is later than that of the school's roster groups, every roster group of an earlier
+  year is archived, the new year's classes and year groups are made, pupils move, and a pupil
+  whose level changes shows it. Such a sync is always held for an admin to read first.
+- Staff. Teachers (1.2: primary role teacher) are linked, else matched by email to exactly one
+  active staff account, else given a new account (username from their email), and put with
+  the classes they teach. The roster never makes administrators or any other role: admin,
+  safeguarding and head-of-year roles are given in the portal only. Only teachers who are
+  new, newly linked or whose classes change are listed.
+- Holds. A school's part is held when more than ROSTER_HOLD_LEAVERS_PERCENT of its current
+  roster pupils would leave, or more than ROSTER_HOLD_CHANGES_PERCENT of their roster
+  enrolments would change (a school's first sync never is, for its size); the whole sync is
+  held when a file is empty or cut off.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date
+
+from django.conf import settings
+from django.utils import timezone
+
+from accounts.usernames import username_normal_form
+from roster.grades import grade_table_parse
+from roster.plan import SchoolPlan, SyncPlan
+from roster.planning_classes import ClassPlanner
+from roster.planning_people import PupilPlanner
+from roster.planning_staff import TEACHER, staff_plan, usernames_give
+from roster.planning_state import PortalState, accounts_by_username, portal_state_load
+from roster.records import ACTIVE, Enrolment, Person, Problem, RosterClass, RosterFileSet
+from schools.models import School
+
+STUDENT = "student"
+
+
+def plan_sync(
+    files: RosterFileSet, *, school: School | None = None, today: date | None = None
+) -> SyncPlan:
+    """Return what applying the files would change, school by school; change nothing."""
+    today = today or timezone.localdate()
+    problems: list[Problem] = []
+    orgs = _orgs_matched(files, school, problems)
+    schools = {found.pk: found for found in orgs.values()}
+    state = portal_state_load(sorted(schools), files.people.keys())
+    people, classes, enrolments = _by_school(files, orgs, state)
+    unlinked = (
+        username_normal_form(person.username)
+        for person in files.people.values()
+        if person.role == STUDENT and person.sourced_id not in state.links
+    )
+    accounts = accounts_by_username(unlinked)
+    present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
+    # A row the reader could not use is no sign its pupil left: a typo must never make a leaver.
+    present |= {p.sourced_id for p in files.problems if p.file == "users.csv" and p.sourced_id}
+    usernames: dict[str, int] = {}
+    plans, staff = [], []
+    for found in sorted(schools.values(), key=lambda s: (s.name, s.code)):
+        plan = SchoolPlan(found.pk, found.code, found.name)
+        school_settings = state.settings[found.pk]
+        table, _unread = grade_table_parse(school_settings.roster_grade_levels)
+        further = school_settings.roster_further_education
+        planner = ClassPlanner(found.pk, files, state, table, further, classes[found.pk], today)
+        pupils = [p for p in people[found.pk] if p.role == STUDENT]
+        pupils_planner = PupilPlanner(
+            files, state, school_settings, table, planner, plan, accounts, usernames, present,
+            problems,
+        )  # fmt: skip
+        pupils_planner.run(pupils, enrolments[found.pk])
+        planner.plan(plan, pupils_planner.levels)
+        teachers = [p for p in people[found.pk] if p.role == TEACHER]
+        plan.staff = staff_plan(files, state, planner, teachers, enrolments[found.pk], problems)
+        staff.extend(plan.staff)
+        plan.hold_reasons = _school_holds(plan, planner)
+        plans.append(plan)
+    usernames_give(staff, files.people, set(usernames))
+    return SyncPlan(
+        schools=plans, problems=[*files.problems, *problems], hold_reasons=_file_holds(files)
+    )
+
+
+def _orgs_matched(
+    files: RosterFileSet, only: School | None, problems: list[Problem]
+) -> dict[str, School]:
+    """Return the portal school of each org the sync covers; an org matching none is a problem."""
+    by_code = {found.code.casefold(): found for found in School.objects.all()}
+    referenced = {klass.org_id for klass in files.classes.values()}
+    for person in files.people.values():
+        if person.role in (STUDENT, TEACHER):
+            referenced.update(person.org_ids)
+    matched = {}
+    for org in sorted(files.orgs.values(), key=lambda org: (org.line, org.sourced_id)):
+        if org.status != ACTIVE:
+            continue
+        code = org.identifier.strip() or org.sourced_id
+        found = by_code.get(code.casefold()) or by_code.get(org.sourced_id.casefold())
+        if only is not None:
+            if found is not None and found.pk == only.pk:
+                matched[org.sourced_id] = found
+        elif found is not None:
+            matched[org.sourced_id] = found
+        elif org.type == "school" or org.sourced_id in referenced:
+            reason = (
+                f"No school has the code {code} in the portal; add it with `manage.py add_school`."
+            )
+            problems.append(Problem("orgs.csv", org.line, reason, org.sourced_id))
+    # A delta without orgs.csv: an org's sourcedId may be the school's code.
+    for org_id in referenced - set(files.orgs):
+        found = by_code.get(org_id.casefold())
+        if found is not None and (only is None or found.pk == only.pk):
+            matched[org_id] = found
+    return matched
+
+
+def _by_school(
+    files: RosterFileSet, orgs: dict[str, School], state: PortalState
+) -> tuple[dict[int, list[Person]], dict[int, list[RosterClass]], dict[int, list[Enrolment]]]:
+    """Return the files' people, classes and enrolments by the school they belong to."""
+    people, classes, enrolments = defaultdict(list), defaultdict(list), defaultdict(list)
+    for person in files.people.values():
+        found = next((orgs[org] for org in person.org_ids if org in orgs), None)
+        if found is not None:
+            people[found.pk].append(person)
+    class_school = {}
+    for klass in files.classes.values():
+        if klass.org_id in orgs:
+            class_school[klass.sourced_id] = orgs[klass.org_id].pk
+            classes[orgs[klass.org_id].pk].append(klass)
+    for row in files.enrolments:
+        school_id = class_school.get(row.class_id)
+        if school_id is None and row.class_id not in files.classes:
+            group = state.groups.get(row.class_id)
+            school_id = group.school_id if group else None
+        if school_id is not None:
+            enrolments[school_id].append(row)
+    return people, classes, enrolments
+
+
+def _school_holds(plan: SchoolPlan, planner: ClassPlanner) -> list[str]:
+    """Return why a school's part waits for an admin, in sentences (empty: it need not)."""
+    reasons = []
+    if plan.new_academic_year:
+        reasons.append(
+            f"A new academic year ({plan.new_academic_year}) starts: last year's classes are "
+            "archived and this year's made; check the preview."
+        )
+    if planner.existing_year and planner.year < planner.existing_year:
+        reasons.append(
+            f"The files are for {planner.year}, before this school's classes "
+            f"({planner.existing_year}); check they are the latest export."
+        )
+    limit = settings.ROSTER_HOLD_LEAVERS_PERCENT
+    if plan.learners_before and plan.left * 100 / plan.learners_before > limit:
+        reasons.append(
+            f"{plan.left} of the school's {plan.learners_before} pupils would leave "
+            f"({plan.left * 100 / plan.learners_before:.0f}%), more than the {limit:g}% a "
+            "sync applies without an admin."
+        )
+    limit = settings.ROSTER_HOLD_CHANGES_PERCENT
+    if plan.enrolments_before and plan.enrolments_changed * 100 / plan.enrolments_before > limit:
+        reasons.append(
+            f"{plan.enrolments_changed} of the school's {plan.enrolments_before} class places "
+            f"would change ({plan.enrolments_changed * 100 / plan.enrolments_before:.0f}%), "
+            f"more than the {limit:g}% a sync applies without an admin."
+        )
+    return reasons
+
+
+def _file_holds(files: RosterFileSet) -> list[str]:
+    """Return why the whole sync waits: a file empty or cut off."""
+
+    def named(name: str) -> str:
+        return name if name.endswith(".csv") else f"{name}.csv"
+
+    reasons = [
+        f"{named(name)} has no rows although the manifest gives it whole (bulk): applied, "
+        "it would say everyone left; check the export."
+        for name in files.empty_files
+    ]
+    reasons += [
+        f"{named(name)} is cut off at its end (its last line is incomplete); export the "
+        "files again."
+        for name in files.truncated_files
+    ]
+    return reasons
