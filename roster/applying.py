@@ -92,8 +92,7 @@ def _school_apply(
         _person_link(school.school_id, returner.sourced_id, learner=learner,
                      grade=returner.grade, last_modified=returner.last_modified)  # fmt: skip
     # Learners the portal had (registered by hand, or by an earlier sync's run) now linked.
-    # Read by name: roster.plan's `matched` list is the planner's (an optional part).
-    for matched in getattr(school, "matched", ()):
+    for matched in school.matched:
         learner = _learner(school.school_id, matched.learner_id)
         if learner is None:
             continue

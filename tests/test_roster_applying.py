@@ -28,6 +28,7 @@ from roster.plan import (
     Change,
     Joiner,
     Leaver,
+    Matched,
     NewClass,
     Returner,
     SchoolPlan,
@@ -285,6 +286,19 @@ def test_a_level_and_details_change_in_the_portal_only(db):
     assert list(current.values_list("group__name", flat=True)) == ["7A"]
     assert GroupMembership.objects.get(learner=pupil, group=old_group).left_at is not None
     assert RosterPerson.objects.get(sourced_id="pupil-ola").grade == "07"
+
+
+def test_a_learner_registered_by_hand_is_linked_and_joins_their_class(db):
+    pupil = make_learner("hand.made", "u-hand")
+    matched = Matched(pupil.pk, "pupil-hand", "Hand Made", "07", ["class-7a"])
+
+    applied(school_plan(new_classes=[CLASS_7A], matched=[matched]))
+
+    person = RosterPerson.objects.get(sourced_id="pupil-hand")
+    assert (person.learner, person.grade, person.role) == (pupil, "07", RosterPerson.Role.STUDENT)
+    current = GroupMembership.objects.get(learner=pupil, left_at__isnull=True)
+    assert current.group == RosterClass.objects.get(sourced_id="class-7a").group
+    assert Learner.objects.count() == 1
 
 
 # Staff: matched by email, never given powers -----------------------------------------------------
