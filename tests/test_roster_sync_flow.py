@@ -9,6 +9,7 @@ import io
 import re
 import threading
 from dataclasses import replace
+from datetime import date
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -16,7 +17,7 @@ from django.db import connections
 
 from audit.models import AuditEvent
 from classes.models import GroupMembership, GroupStaff
-from learners.models import Learner
+from learners.models import Learner, Level
 from roster.models import RosterClass, RosterSync
 from roster.plan import YEAR_GROUP_PREFIX, Leaver, SchoolPlan, SyncPlan
 from roster.services import (
@@ -27,7 +28,7 @@ from roster.services import (
 )
 from schools.models import School
 from tests.factories import make_learner
-from tests.roster_files import roster_write, school_spec
+from tests.roster_files import Klass, Term, roster_write, school_spec
 
 Action = AuditEvent.Action
 LINE = re.compile(
@@ -266,3 +267,44 @@ def test_a_sync_the_portal_fails_to_plan_changes_nothing_and_says_so(tmp_path, m
     sync = RosterSync.objects.get()
     assert sync.state == RosterSync.State.FAILED and "nothing changed" in sync.error
     assert not RosterClass.objects.exists() and not Learner.objects.exists()
+
+
+@pytest.mark.backend
+@pytest.mark.django_db(transaction=True)
+def test_september_is_one_previewed_sync_archiving_last_year_and_moving_pupils_up(
+    upstream, tmp_path
+):
+    spec = school_spec(pupils=10, classes=1, grade="Y6", year_of_birth=2015)
+    _sync, line = sync_command(str(roster_write(spec, tmp_path / "year-1")))
+    assert line == ("applied", 10, 0, 0, 0)
+    last_year = RosterClass.objects.get(sourced_id=spec.classes[0].sourced_id).group
+    new_term = Term("term-2027", "2027/28", date(2027, 9, 1), date(2028, 7, 20), "2028")
+    next_year = replace(
+        spec,
+        terms=[new_term],
+        pupils=[replace(pupil, grade="Y7") for pupil in spec.pupils],
+        classes=[Klass("org-1-7a", "7A", "org-1", term="term-2027", grades=("Y7",))],
+        enrolments=[("org-1-7a", spec.teachers[0].sourced_id, "teacher")]
+        + [("org-1-7a", pupil.sourced_id, "student") for pupil in spec.pupils],
+    )
+
+    sync, line = sync_command(str(roster_write(next_year, tmp_path / "year-2")))
+
+    assert line[0] == "held" and line[1:4] == (0, 0, 10), line  # shown first
+    assert Learner.objects.filter(level=Level.PRIMARY).count() == 10
+    _sync, line = sync_command("--approve", str(sync.pk))
+    assert line[0] == "applied"
+    last_year.refresh_from_db()
+    assert last_year.archived_at is not None
+    assert not last_year.memberships.filter(left_at__isnull=True).exists()
+    assert last_year.memberships.count() == 10  # history kept
+    this_year = RosterClass.objects.get(sourced_id="org-1-7a").group
+    assert (this_year.name, this_year.academic_year) == ("7A", "2027/28")
+    assert this_year.memberships.filter(left_at__isnull=True).count() == 10
+    assert Learner.objects.filter(level=Level.SECONDARY).count() == 10  # the portal's level
+    assert creations(upstream) == 10  # nobody registered again
+    pupil = Learner.objects.get(username=spec.pupils[0].login)
+    now_in = GroupMembership.objects.filter(learner=pupil, left_at__isnull=True)
+    assert sorted(now_in.values_list("group__name", "group__academic_year")) == [
+        ("7A", "2027/28"), ("Year 7", "2027/28"),
+    ]  # fmt: skip
