@@ -191,3 +191,44 @@ def learner_current_groups(learner: "Learner") -> list[SchoolGroup]:
         .filter(memberships__learner=learner, memberships__left_at__isnull=True)
         .order_by("name", "id")
     )
+
+
+@transaction.atomic
+def learner_groups_leave(
+    *, learner: "Learner", removed_by: AbstractBaseUser | None, address: str | None
+) -> int:
+    """Take a learner out of every group they are in (history kept); return how many."""
+    groups = learner_current_groups(learner)
+    for group in groups:
+        group_learner_remove(group=group, learner=learner, removed_by=removed_by, address=address)
+    return len(groups)
+
+
+@transaction.atomic
+def group_archive(
+    *, group: SchoolGroup, archived_by: AbstractBaseUser | None, address: str | None
+) -> bool:
+    """Archive last year's group: read-only, its members' time in it kept; False if archived."""
+    now = timezone.now()
+    archived = SchoolGroup.objects.filter(pk=group.pk, archived_at__isnull=True).update(
+        archived_at=now
+    )
+    if not archived:
+        return False
+    group.archived_at = now
+    members = list(
+        group.memberships.filter(left_at__isnull=True).values_list("learner_id", flat=True)
+    )
+    # Ended, not removed: the year's membership is its history (who was in 7B last year).
+    group.memberships.filter(left_at__isnull=True).update(left_at=now, removed_by=archived_by)
+    forget_group_contacts(members)  # update() sends no signal
+    audit_record(
+        actor=archived_by,
+        address=address,
+        action=Action.GROUP_ARCHIVED,
+        group=group.pk,
+        name=group.name,
+        academic_year=group.academic_year,
+        members=len(members),
+    )
+    return True

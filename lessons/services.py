@@ -241,3 +241,17 @@ def cards_forget_learner(*, learner: Learner) -> int:
     # (sessions and refusals with their card). Runs in the erasure's transaction.
     deleted, _ = SignInCard.objects.filter(learner=learner).delete()
     return deleted
+
+
+@transaction.atomic
+def learner_cards_void(*, learner: Learner, voided_by: AbstractBaseUser | None) -> int:
+    """Void a learner's current card and end its live sessions, issuing none; return how many.
+
+    For a pupil who left the school: the caller audits the leaving, which counts them.
+    """
+    now = timezone.now()
+    void = SignInCard.objects.filter(learner=learner, voided_at__isnull=True)
+    CardSession.objects.filter(card__in=void, ended_at__isnull=True).update(
+        ended_at=now, end_reason=CardSession.EndReason.CARD_VOIDED
+    )
+    return void.update(voided_at=now, voided_by=voided_by)

@@ -1,7 +1,8 @@
 """How long a learner's records are kept: their last activity, and what holds them longer.
 
 The rule (docs/architecture.md, "Children's data"): a learner's answers, results and attempts
-are erased `PartnerSettings.retention_years` after their last activity, unless held. A
+are erased `PartnerSettings.retention_years` after their last activity (or their leaving the
+school, if later), unless held. A
 safeguarding concern (an alert about them or one of their results, or a follow-up) holds them
 until the learner's 25th birthday, as the records guidance schools follow asks, unless staff
 lifted the hold after the concern was raised; a hold staff placed keeps them until lifted.
@@ -42,7 +43,11 @@ def years_before(moment: datetime, years: int) -> datetime:
 
 
 def with_last_activity(learners: QuerySet[Learner]) -> QuerySet[Learner]:
-    """Annotate `last_activity`: the latest answer saved, attempt time, sign-in or registration."""
+    """Annotate `last_activity`: the latest answer, attempt time, sign-in, registration or leaving.
+
+    A leaver's records are kept the retention period from the day they left the school (the
+    roster's `left_at`), however long before that they last signed in.
+    """
     registered = "registered_at"
     attempts = AssessmentAttempt.objects.filter(learner=OuterRef("pk")).order_by()
     attempt_times = ["started_at", "last_saved_at", "submitted_at", "completed_at"]
@@ -68,6 +73,7 @@ def with_last_activity(learners: QuerySet[Learner]) -> QuerySet[Learner]:
             Coalesce("user__last_login", registered),
             Coalesce(latest_attempt, registered),
             Coalesce(latest_answer, registered),
+            Coalesce("left_at", registered),
             output_field=DateTimeField(),
         )
     )

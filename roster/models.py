@@ -119,3 +119,17 @@ class RosterClass(models.Model):
 
     def __str__(self) -> str:
         return f"class {self.sourced_id}"
+
+
+class RosterLock(models.Model):
+    """The one row a sync writes to while it plans and applies: one sync at a time.
+
+    Two drop-folder files, or an upload and an approval, never interleave: the second waits
+    for the first's transaction to end, then plans from what the first left.
+    """
+
+    taken_at = models.DateTimeField(null=True, blank=True)
+    taken_by_sync = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return "roster lock"

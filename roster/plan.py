@@ -28,6 +28,7 @@ class Joiner:
     grade: str
     class_ids: list[str]  # the classes' sourcedIds (year groups too: see YEAR_GROUP_PREFIX)
     made_password: bool  # a printed slip; False: signs in by card or school account
+    last_modified: str = ""  # the row's dateLastModified (ISO), kept on its RosterPerson
 
 
 @dataclass
@@ -38,6 +39,8 @@ class Returner:
     learner_id: int
     name: str
     class_ids: list[str]
+    grade: str = ""
+    last_modified: str = ""
 
 
 @dataclass
@@ -60,6 +63,8 @@ class Change:
     level_to: str = ""  # empty: unchanged
     classes_joined: list[str] = field(default_factory=list)  # sourcedIds
     groups_left: list[int] = field(default_factory=list)  # the portal's group ids
+    grade: str = ""  # the pupil's grade now (kept on their RosterPerson)
+    last_modified: str = ""
 
 
 @dataclass
@@ -85,6 +90,7 @@ class NewClass:
     kind: str  # classes.SchoolGroup.Kind value
     level: str
     academic_year: str  # "2026/27"
+    last_modified: str = ""
 
 
 @dataclass
@@ -96,6 +102,7 @@ class ClassChange:
     name: str
     kind: str
     level: str
+    last_modified: str = ""
 
 
 @dataclass
@@ -118,6 +125,7 @@ class StaffMember:
     first_name: str
     last_name: str
     class_ids: list[str]  # the classes they teach (sourcedIds)
+    last_modified: str = ""
 
 
 @dataclass

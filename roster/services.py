@@ -1,0 +1,241 @@
+"""Roster syncs from files to applied: read, planned, held or applied at once, approved, discarded.
+
+One sync plans and applies at a time in the whole deployment (a write to the one RosterLock
+row, in the transaction that plans and applies): two drop-folder files never interleave, and
+each plans from what the one before it left. A held sync applies exactly the plan its preview
+showed, once, however many clicks approve it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from audit.models import AuditEvent
+from audit.services import audit_record
+from roster.applying import plan_apply
+from roster.joining import roster_links_settle
+from roster.models import RosterLock, RosterSync
+from roster.plan import SyncPlan
+from roster.planning import plan_sync
+from roster.reading import read_roster
+from roster.records import RosterFileSet, RosterUnreadable
+from schools.context import working_in
+from schools.models import School
+
+logger = logging.getLogger(__name__)
+
+State = RosterSync.State
+
+
+class RosterSyncClosed(Exception):
+    """The sync cannot be approved or discarded (it is not held); the message says why."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def roster_sync_start(
+    *,
+    source,
+    origin: str,
+    filename: str = "",
+    school: School | None = None,
+    started_by: AbstractBaseUser | None = None,
+    address: str | None = None,
+) -> RosterSync:
+    """Read a roster, plan its effect and apply it at once, or hold it for an admin.
+
+    `source` is what roster.reading reads (a folder, a zip's path or an uploaded file). A
+    roster that cannot be read as a whole gives a failed sync saying why, nothing changed.
+    """
+    sync = RosterSync.objects.create(
+        origin=origin, filename=filename[:255], school=school, created_by=started_by
+    )
+    try:
+        files = read_roster(source, max_bytes=settings.ROSTER_MAX_UPLOAD_BYTES)
+    except RosterUnreadable as error:
+        RosterSync.objects.filter(pk=sync.pk).update(state=State.FAILED, error=str(error))
+        sync.refresh_from_db()
+        logger.info("Roster sync %s could not be read: %s", sync.pk, error)
+        return sync
+    try:
+        with working_in(school.pk if school else None), transaction.atomic():
+            _plan_and_apply(sync, files, school=school, actor=started_by, address=address)
+    except Exception:
+        # Rolled back whole: nothing changed. Not left "being read" for ever; the error is
+        # the portal's, logged with its traceback, and raised on.
+        logger.exception("Roster sync %s failed while planned or applied", sync.pk)
+        RosterSync.objects.filter(pk=sync.pk).update(
+            state=State.FAILED,
+            error=_("The portal failed unexpectedly while working out this sync; nothing changed."),
+        )
+        raise
+    sync.refresh_from_db()
+    logger.info("%s", sync.summary_line())
+    return sync
+
+
+def _plan_and_apply(
+    sync: RosterSync,
+    files: RosterFileSet,
+    *,
+    school: School | None,
+    actor: AbstractBaseUser | None,
+    address: str | None,
+) -> None:
+    """Plan the files under the lock, then hold the sync or apply it (the caller's transaction)."""
+    _lock_take(sync)
+    roster_links_settle()  # pupils registered since the last sync are theirs now
+    plan = plan_sync(files, school=school)
+    _plan_keep(sync, files, plan)
+    if plan.held:
+        RosterSync.objects.filter(pk=sync.pk).update(state=State.HELD)
+        audit_record(
+            actor=actor,
+            address=address,
+            action=AuditEvent.Action.ROSTER_HELD,
+            **_figures(sync),
+            reasons=len(sync.hold_reasons),
+        )
+    else:
+        _apply(sync, actor=actor, address=address)
+
+
+def roster_sync_approve(
+    *, sync: RosterSync, approved_by: AbstractBaseUser | None, address: str | None
+) -> RosterSync:
+    """Apply a held sync's plan, as previewed (audited); raise RosterSyncClosed if not held."""
+    with working_in(sync.school_id), transaction.atomic():
+        _lock_take(sync)  # a second click waits here, then finds it applied
+        sync.refresh_from_db()
+        if sync.state != State.HELD:
+            raise RosterSyncClosed(_closed(sync))
+        if _applied_since(sync):
+            raise RosterSyncClosed(
+                _(
+                    "A later roster sync of the same school was applied since this one was "
+                    "read, so its preview is out of date. Discard it, and send the files again "
+                    "if they are still right."
+                )
+            )
+        claimed = RosterSync.objects.filter(pk=sync.pk, state=State.HELD).update(
+            state=State.APPLYING, decided_by=approved_by, decided_at=timezone.now()
+        )
+        if not claimed:
+            raise RosterSyncClosed(_closed(sync))
+        sync.refresh_from_db()
+        audit_record(
+            actor=approved_by,
+            address=address,
+            action=AuditEvent.Action.ROSTER_APPROVED,
+            **_figures(sync),
+        )
+        _apply(sync, actor=approved_by, address=address)
+    sync.refresh_from_db()
+    return sync
+
+
+def roster_sync_discard(
+    *, sync: RosterSync, discarded_by: AbstractBaseUser | None, address: str | None
+) -> RosterSync:
+    """Drop a held sync, changing nothing (audited); raise RosterSyncClosed if not held."""
+    with working_in(sync.school_id), transaction.atomic():
+        discarded = RosterSync.objects.filter(pk=sync.pk, state=State.HELD).update(
+            state=State.DISCARDED, decided_by=discarded_by, decided_at=timezone.now()
+        )
+        sync.refresh_from_db()
+        if not discarded:
+            raise RosterSyncClosed(_closed(sync))
+        audit_record(
+            actor=discarded_by,
+            address=address,
+            action=AuditEvent.Action.ROSTER_DISCARDED,
+            **_figures(sync),
+        )
+    return sync
+
+
+def _applied_since(sync: RosterSync) -> bool:
+    """Return whether a later sync of the same schools was applied: this plan is out of date."""
+    later = RosterSync.objects.filter(pk__gt=sync.pk, state=State.APPLIED)
+    if sync.school_id is not None:
+        later = later.filter(Q(school__isnull=True) | Q(school_id=sync.school_id))
+    return later.exists()
+
+
+def _lock_take(sync: RosterSync) -> None:
+    """Wait for any other sync planning or applying, then hold the lock to this transaction's end.
+
+    An UPDATE, not SELECT ... FOR UPDATE: it takes the row lock on PostgreSQL and the write
+    lock on SQLite alike.
+    """
+    taken = {"taken_at": timezone.now(), "taken_by_sync": sync.pk}
+    # The write comes first: on SQLite a transaction that read before writing could not wait
+    # for the lock, only fail.
+    if not RosterLock.objects.filter(pk=1).update(**taken):
+        RosterLock.objects.get_or_create(pk=1)  # the deployment's first sync
+        RosterLock.objects.filter(pk=1).update(**taken)
+
+
+def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
+    """Store the plan, its counts and why it is held on the sync (the preview reads these)."""
+    reasons = list(plan.hold_reasons) + [
+        f"{school.name}: {reason}" for school in plan.schools for reason in school.hold_reasons
+    ]
+    sync.version, sync.modes, sync.plan = files.version, dict(files.modes), plan.to_json()
+    sync.hold_reasons = reasons
+    sync.joined, sync.left, sync.changed = plan.joined, plan.left, plan.changed
+    sync.problems = len(plan.problems)
+    sync.save(
+        update_fields=[
+            "version", "modes", "plan", "hold_reasons", "joined", "left", "changed", "problems",
+        ]
+    )  # fmt: skip
+
+
+def _apply(sync: RosterSync, *, actor: AbstractBaseUser | None, address: str | None) -> None:
+    """Apply the sync's plan and record the outcome, in the caller's (locked) transaction."""
+    RosterSync.objects.filter(pk=sync.pk).update(state=State.APPLYING)
+    plan_apply(sync=sync, actor=actor, address=address)
+    RosterSync.objects.filter(pk=sync.pk).update(state=State.APPLIED, applied_at=timezone.now())
+    audit_record(actor=actor, address=address, action=AuditEvent.Action.ROSTER_SYNCED,
+                 **_figures(sync))  # fmt: skip
+
+
+def _figures(sync: RosterSync) -> dict[str, int]:
+    """Return what the audit trail keeps of a sync: its number and counts, never names."""
+    return {
+        "roster_sync": sync.pk,
+        "joined": sync.joined,
+        "left": sync.left,
+        "changed": sync.changed,
+        "problems": sync.problems,
+    }
+
+
+def _closed(sync: RosterSync) -> str:
+    """Return why a sync that is not held cannot be approved or discarded."""
+    if sync.state == State.APPLIED:
+        return _("Roster sync %(number)s was applied already: there is nothing to approve.") % {
+            "number": sync.pk
+        }
+    if sync.state == State.DISCARDED:
+        return _("Roster sync %(number)s was discarded. Send its files again to sync them.") % {
+            "number": sync.pk
+        }
+    if sync.state == State.FAILED:
+        return _("Roster sync %(number)s could not be read, so nothing of it can be applied.") % {
+            "number": sync.pk
+        }
+    return _("Roster sync %(number)s is not held for an admin: it is %(state)s.") % {
+        "number": sync.pk,
+        "state": sync.get_state_display().lower(),
+    }
