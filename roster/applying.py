@@ -108,7 +108,8 @@ def _school_apply(
         if wanted:
             learner_records_change(learner=learner, changed_by=actor, address=address, **wanted)
         _groups_join(learner, change.classes_joined, groups, **who)
-        for group in SchoolGroup.objects.filter(pk__in=change.groups_left):
+        # An archived group's memberships ended with it (group_archive): nothing to leave.
+        for group in SchoolGroup.objects.current().filter(pk__in=change.groups_left):
             group_learner_remove(group=group, learner=learner, removed_by=actor, address=address)
         _person_link(school.school_id, change.sourced_id, learner=learner,
                      grade=change.grade, last_modified=change.last_modified)  # fmt: skip
