@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from accounts.access import is_trust_admin, working_school
 from classes.models import SchoolGroup
+from imports.models import ImportJob
 from learners.models import Level
 from roster.models import RosterSync
 from roster.plan import SchoolPlan, SyncPlan
@@ -38,6 +39,19 @@ def roster_syncs_visible(user: AbstractBaseUser) -> QuerySet[RosterSync]:
     if trust_admin:
         mine |= Q(school__isnull=True)
     return syncs.filter(mine)
+
+
+def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:
+    """Return the registrations of the sync's new pupils: one job per school, the first linked.
+
+    The others carry the name roster.joining gives them ("roster sync N").
+    """
+    if sync.pk is None:
+        return ImportJob.objects.none()
+    named = Q(filename=f"roster sync {sync.pk}")
+    if sync.import_job_id is not None:
+        named |= Q(pk=sync.import_job_id)
+    return ImportJob.objects.filter(named).select_related("school").order_by("pk")
 
 
 @dataclass

@@ -18,6 +18,7 @@ from imports.models import ImportRow
 from imports.passwords import password_decrypt
 from imports.services import import_credentials_expire
 from roster.models import RosterSync
+from roster.selectors import sync_import_jobs
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,8 @@ class Slip:
 
 def _rows_waiting(sync: RosterSync):
     """Return the sync's registered rows whose made password has not been printed yet."""
-    if sync.import_job_id is None:
-        return ImportRow.objects.none()
     return ImportRow.objects.filter(
-        job_id=sync.import_job_id, state=ImportRow.State.REGISTERED, password_generated=True
+        job__in=sync_import_jobs(sync), state=ImportRow.State.REGISTERED, password_generated=True
     ).exclude(password_encrypted="")
 
 

@@ -27,6 +27,7 @@ from roster.selectors import (
     roster_syncs_visible,
     school_lists,
     sync_hold_reasons,
+    sync_import_jobs,
     sync_result_rows,
 )
 from roster.services import (
@@ -114,7 +115,7 @@ def roster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         "problems_more": max(0, len(plan.problems) - PROBLEMS_SHOWN),
         "problems_total": len(plan.problems),
         "held": sync.state == RosterSync.State.HELD,
-        "progress": import_progress(sync.import_job) if sync.import_job else None,
+        "registrations": [(job, import_progress(job)) for job in sync_import_jobs(sync)],
         "trust_wide": several and sync.school_id is None,
         "trust_admin": is_trust_admin(request.user),
     }
