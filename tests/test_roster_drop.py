@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.db import OperationalError
 
+from ops.management.commands.serve import children
 from roster import drop
 from roster.models import RosterSync
 
@@ -144,3 +145,15 @@ def test_a_missing_drop_folder_is_said(tmp_path):
     assert lines == [
         f"The roster drop folder {tmp_path / 'absent'} does not exist: nothing was taken."
     ]
+
+
+def test_serve_runs_the_drop_folders_sweep_only_when_there_is_one(settings, tmp_path):
+    settings.ROSTER_DROP_DIR = ""
+    without = children("127.0.0.1", 8000, workers=False, sweeps=True)
+    settings.ROSTER_DROP_DIR = str(tmp_path)
+    found = children("127.0.0.1", 8000, workers=False, sweeps=True)
+
+    assert "sweep_imports" in [child.name for child in without]
+    assert "sweep_roster" not in [child.name for child in without]
+    roster = [list(child.args[-3:]) for child in found if child.name == "sweep_roster"]
+    assert roster == [["sweep_roster", "--every", "30"]]
