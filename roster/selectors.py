@@ -77,6 +77,19 @@ def _kind_name(code: str) -> str:
     return str(kinds(code).label) if code in kinds.values else code
 
 
+# Translators: The details of a pupil a roster sync changes, listed after their name.
+DETAIL_NAMES = {
+    "first_name": gettext_lazy("first name"),
+    "last_name": gettext_lazy("last name"),
+    "email": gettext_lazy("email"),
+    "dob": gettext_lazy("date of birth"),
+}
+
+
+def _detail_names(details: dict[str, str]) -> list[str]:
+    return [str(DETAIL_NAMES.get(name, name)) for name in sorted(details)]
+
+
 def _named(key: str, title: str, names: list[str]) -> NamedList:
     return NamedList(key=key, title=title, count=len(names), names=names[:NAMES_SHOWN])
 
@@ -113,7 +126,7 @@ def school_lists(school: SchoolPlan) -> list[NamedList]:
         _named(
             "details",
             _("Changing details"),
-            [f"{c.name}: {', '.join(sorted(c.details))}" for c in detailed],
+            [f"{c.name}: {', '.join(_detail_names(c.details))}" for c in detailed],
         ),
         _named(
             "new_classes",

@@ -187,7 +187,7 @@ def test_a_held_sync_shows_its_reasons_first_then_counts_names_problems_and_butt
     assert HOLD_REASON in body
     assert body.index(HOLD_REASON) < body.index("Joining: 60")
     assert "Jo Joiner0 (joiner0)" in body and "Leo Leaver1" in body and "Ruby Returner" in body
-    assert "Cara Changer: Primary to Secondary" in body
+    assert "Cara Changer: Primary to Secondary" in body and "Cara Changer: last name" in body
     assert "7A (Teaching class, Secondary, 2026/27)" in body and "6Z (2025/26)" in body
     assert "Tess Teacher (tess@school.example)" in body
     # 60 joiners: 50 shown, the rest in the file.
@@ -271,7 +271,7 @@ def test_a_grades_table_with_a_bad_line_is_refused_by_line(admin):
     )
 
     assert response.status_code == 200
-    assert "Line 2 ('Y8 is big') is not" in text(response)
+    assert "Line 2 (“Y8 is big”) is not “grade = level”" in text(response)
     assert PartnerSettings.of(School.default().pk).roster_grade_levels == ""
     assert not AuditEvent.objects.filter(action=AuditEvent.Action.ROSTER_GRADES_CHANGED).exists()
 
