@@ -58,7 +58,7 @@ class RosterGradesForm(forms.ModelForm):
         }
         help_texts = {
             "roster_grade_levels": _(
-                "One grade a line, as grade = level, for example: Y7 = primary. The level is "
+                "One grade a line, as grade = level, for example: S1 = secondary. The level is "
                 "primary, secondary or further education. Grades you leave out take the "
                 "defaults below."
             ),
