@@ -16,6 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts.models import StaffRole
+from classes.models import SchoolGroup
 from roster.models import RosterSync
 from tests.factories import make_staff
 from tests.roster_files import roster_write, school_spec
@@ -107,3 +108,48 @@ def test_the_drop_folders_sweep_syncs_a_dropped_zip_once(settings, tmp_path, ups
     assert [p.name.endswith("-nightly.zip") for p in (tmp_path / "drop" / "taken").iterdir()] == [
         True
     ]
+
+
+def upload_of(spec, folder, name: str = "records.zip") -> SimpleUploadedFile:
+    zipped = roster_write(spec, folder / name.removesuffix(".zip"), as_zip=True)
+    return SimpleUploadedFile(name, zipped.read_bytes(), "application/zip")
+
+
+def test_a_sync_losing_many_pupils_is_held_then_approved_from_its_page(admin, upstream, tmp_path):
+    spec = school_spec(pupils=10, classes=2)
+    admin.post(reverse("roster:index"), {"file": upload_of(spec, tmp_path, "monday.zip")})
+    missing = [pupil.sourced_id for pupil in spec.pupils[:4]]
+
+    response = admin.post(
+        reverse("roster:index"),
+        {"file": upload_of(spec.without(*missing), tmp_path, "tuesday.zip")},
+        follow=True,
+    )
+
+    held = RosterSync.objects.get(filename="tuesday.zip")
+    body = response.content.decode()
+    assert held.state == RosterSync.State.HELD, held.summary_line()
+    assert "Held: nothing has changed yet" in body and "4 left" in body
+    assert reverse("roster:approve", args=[held.pk]) in body
+    approved = admin.post(reverse("roster:approve", args=[held.pk]), follow=True)
+    held.refresh_from_db()
+    assert held.state == RosterSync.State.APPLIED
+    assert "Approved" in approved.content.decode()
+    assert reverse("roster:approve", args=[held.pk]) not in approved.content.decode()
+
+
+def test_the_slips_of_a_synced_class_print_its_registered_pupils_once(admin, upstream, tmp_path):
+    spec = school_spec(pupils=3, classes=1)
+    admin.post(reverse("roster:index"), {"file": upload_of(spec, tmp_path)})
+    sync = RosterSync.objects.get()
+    slips_url = reverse("roster:slips", args=[sync.pk])
+
+    listing = admin.get(slips_url).content.decode()
+
+    class_name = spec.classes[0].title
+    assert f"Print slips for {class_name}" in listing, listing
+    group = SchoolGroup.objects.get(name=class_name, archived_at__isnull=True)
+    printed = admin.post(slips_url, {"group": group.pk}).content.decode()
+    assert printed.count('class="password-slip"') == 3
+    assert spec.pupils[0].login in printed
+    assert "No slips are waiting" in admin.get(slips_url).content.decode()
