@@ -26,7 +26,8 @@ install: $(INSTALLED)
 # unacknowledged safeguarding alerts (every 30 s; alert emails print on the delivery worker's
 # console while EMAIL_URL is unset) and the one that erases records past the partner's
 # retention period, every hour, and the housekeeping one that prunes finished task results and
-# old upstream-failure rows, every hour. Into an empty database, seed_demo
+# old upstream-failure rows, every hour, and the one that takes roster files from ROSTER_DROP_DIR
+# (every 30 s; it does nothing while that is unset). Into an empty database, seed_demo
 # first registers a demo cohort through the sandbox (it waits for the sandbox to answer).
 # Ctrl-C (or a TERM) stops them all; if one stops by itself, the others are stopped too. Job
 # control (set -m) gives each its own process group, so the runserver's reloader child is
@@ -45,7 +46,7 @@ run: install
 	      kill -TERM -- -$$sandbox $${seed:+-$$seed} $${worker:+-$$worker} \
 	      $${importer:+-$$importer} $${sweep:+-$$sweep} $${alerts:+-$$alerts} \
 	      $${imports:+-$$imports} $${retention:+-$$retention} \
-	      $${housekeeping:+-$$housekeeping} \
+	      $${housekeeping:+-$$housekeeping} $${roster:+-$$roster} \
 	      $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
 	$(PY) manage.py seed_demo & seed=$$!; wait $$seed; seed=; \
 	$(PY) manage.py db_worker --no-startup-delay & worker=$$!; \
@@ -55,6 +56,7 @@ run: install
 	$(PY) manage.py sweep_alerts --every 30 & alerts=$$!; \
 	$(PY) manage.py sweep_retention --every 3600 & retention=$$!; \
 	$(PY) manage.py sweep_housekeeping --every 3600 & housekeeping=$$!; \
+	$(PY) manage.py sweep_roster --every 30 & roster=$$!; \
 	$(PY) manage.py runserver 127.0.0.1:8000 & portal=$$!; \
 	wait -n
 

@@ -8,6 +8,8 @@ every student in further education whatever the grade.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from partner_api.levels import Level
 
 PRIMARY, SECONDARY = Level.PRIMARY.value, Level.SECONDARY.value
@@ -63,8 +65,11 @@ def grade_table_parse(text: str) -> tuple[dict[str, str], list[str]]:
         code = level_spelled(level) if sep else None
         if not grade.strip() or code is None:
             errors.append(
-                f"Line {number} ({line.strip()[:60]!r}) is not 'grade = level', with a level "
-                "of primary, secondary or further education."
+                _(
+                    "Line %(number)s (“%(line)s”) is not “grade = level”, with a level of "
+                    "primary, secondary or further education."
+                )
+                % {"number": number, "line": line.strip()[:60]}
             )
             continue
         table[grade_key(grade)] = code

@@ -1,14 +1,163 @@
-"""The admins' roster pages (built in full by the pages' change; these hold the URL names)."""
+"""The admins' roster pages: upload, the list of syncs, a sync's preview and outcome, its file.
 
-from django.http import Http404, HttpRequest, HttpResponse
+The grades table and the password slips have modules of their own (grade_views, slip_views).
+"""
 
-from accounts.access import admin_required
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.access import admin_required, is_trust_admin, working_school
+from imports.selectors import import_progress
+from kit.addresses import client_address
+from kit.csv_export import csv_download
+from roster.forms import RosterUploadForm
+from roster.grade_views import roster_grades
+from roster.models import RosterSync
+from roster.plan import SyncPlan
+from roster.selectors import (
+    PROBLEMS_SHOWN,
+    roster_syncs_visible,
+    school_lists,
+    sync_hold_reasons,
+    sync_import_jobs,
+    sync_result_rows,
+)
+from roster.services import (
+    RosterSyncClosed,
+    roster_sync_approve,
+    roster_sync_discard,
+    roster_sync_start,
+)
+from roster.slip_views import roster_slips
+from schools.models import School, several_schools
+
+__all__ = [
+    "roster_approve",
+    "roster_discard",
+    "roster_grades",
+    "roster_index",
+    "roster_result",
+    "roster_slips",
+    "roster_sync",
+]
+
+SYNCS_PER_PAGE = 25
+
+
+def _upload_school(request: HttpRequest) -> School | None:
+    """Return the school an upload is limited to: the one worked in; None for every school."""
+    if not several_schools():
+        return None
+    school_id = working_school(request.user)
+    return None if school_id is None else School.objects.get(pk=school_id)
 
 
 @admin_required
 def roster_index(request: HttpRequest) -> HttpResponse:
-    raise Http404
+    """Upload the school's records; list the syncs, newest first."""
+    posted = request.method == "POST"
+    form = RosterUploadForm(request.POST if posted else None, request.FILES if posted else None)
+    if posted and form.is_valid():
+        sync = _sync_start_from_upload(request, form.cleaned_data["file"])
+        return redirect("roster:sync", pk=sync.pk)
+    page = Paginator(roster_syncs_visible(request.user), SYNCS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "form": form,
+        "page": page,
+        "syncs": page.object_list,
+        "upload_school": _upload_school(request),
+        "several": several_schools(),
+        "drop_dir": settings.ROSTER_DROP_DIR,
+    }
+    return render(request, "roster/index.html", context)
 
 
-roster_grades = roster_sync = roster_approve = roster_discard = roster_index
-roster_result = roster_slips = roster_index
+def _sync_start_from_upload(request: HttpRequest, upload) -> RosterSync:
+    """Keep the upload in a file of its own while the service reads it, then start the sync."""
+    with tempfile.TemporaryDirectory(prefix="roster-upload-") as folder:
+        path = Path(folder) / "upload.zip"
+        with path.open("wb") as kept:
+            for chunk in upload.chunks():
+                kept.write(chunk)
+        return roster_sync_start(
+            source=path,
+            origin=RosterSync.Origin.UPLOAD,
+            filename=Path(upload.name).name[:255],
+            school=_upload_school(request),
+            started_by=request.user,
+            address=client_address(request),
+        )
+
+
+@admin_required
+@require_GET
+def roster_sync(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a sync: why it is held, its effect per school, the names, problems, progress."""
+    sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    plan = SyncPlan.from_json(sync.plan or {})
+    several = several_schools()
+    context = {
+        "sync": sync,
+        "hold_reasons": sync_hold_reasons(sync, plan),
+        "schools": [(school, school_lists(school)) for school in plan.schools],
+        "show_school_names": several or len(plan.schools) > 1,
+        "problems": plan.problems[:PROBLEMS_SHOWN],
+        "problems_more": max(0, len(plan.problems) - PROBLEMS_SHOWN),
+        "problems_total": len(plan.problems),
+        "held": sync.state == RosterSync.State.HELD,
+        "registrations": [(job, import_progress(job)) for job in sync_import_jobs(sync)],
+        "trust_wide": several and sync.school_id is None,
+        "trust_admin": is_trust_admin(request.user),
+    }
+    return render(request, "roster/sync.html", context)
+
+
+@admin_required
+@require_POST
+def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    """Apply a held sync exactly as previewed."""
+    sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    try:
+        roster_sync_approve(sync=sync, approved_by=request.user, address=client_address(request))
+    except RosterSyncClosed as closed:
+        messages.error(request, str(closed))
+    else:
+        messages.success(request, _("Approved: the school's records are being applied."))
+    return redirect("roster:sync", pk=pk)
+
+
+@admin_required
+@require_POST
+def roster_discard(request: HttpRequest, pk: int) -> HttpResponse:
+    """Drop a held sync: nothing of it is applied."""
+    sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    try:
+        roster_sync_discard(sync=sync, discarded_by=request.user, address=client_address(request))
+    except RosterSyncClosed as closed:
+        messages.error(request, str(closed))
+    else:
+        messages.success(request, _("Discarded: nothing in these files was applied."))
+    return redirect("roster:sync", pk=pk)
+
+
+@admin_required
+@require_GET
+def roster_result(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download every entry of the sync's plan and every problem (CSV)."""
+    sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    plan = SyncPlan.from_json(sync.plan or {})
+    return csv_download(
+        f"roster-sync-{sync.pk}.csv",
+        ["school", "what", "name", "sourcedId", "detail", "file", "line", "reason"],
+        sync_result_rows(plan),
+    )

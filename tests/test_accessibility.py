@@ -783,6 +783,46 @@ def test_the_trust_dashboard_and_the_school_switcher_pass_axe(
     page.close()
 
 
+def test_the_roster_pages_pass_axe(browser, live_server, viewport):
+    """The school's records: the list, a held sync with problems, grades, slips and printing."""
+    from classes.models import SchoolGroup
+    from roster.models import RosterSync
+    from tests.factories import make_group
+    from tests.roster_syncs import make_sync, registered_with_slips
+
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    held = make_sync(state=RosterSync.State.HELD, joiners=60, problems=3)
+    applied = make_sync(state=RosterSync.State.APPLIED, filename="earlier.zip")
+    registered_with_slips(
+        applied, [make_group("7A"), make_group("Year 7", kind=SchoolGroup.Kind.YEAR_GROUP)]
+    )
+    base = live_server.url
+    page = sign_in(browser, live_server, admin, viewport)
+    goto_and_check(page, base, "/roster/", "school records, a held sync and an applied one")
+    assert page.is_visible("text=Held: waiting for you")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "school records, an upload without a file")
+
+    goto_and_check(page, base, f"/roster/{held.pk}/", "a held sync with problems")
+    assert page.is_visible(".roster-hold")
+    page.locator("details.roster-names summary").first.click()
+    assert_accessible(page, "a held sync, a list of names open")
+
+    goto_and_check(page, base, "/roster/grades/", "grades and levels")
+    page.fill("#id_roster_grade_levels", "Y7 = secondary\nY8 is big")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "grades and levels, a line that cannot be read")
+
+    goto_and_check(page, base, f"/roster/{applied.pk}/slips/", "password slips to print")
+    click_and_wait(page, "main form button[type=submit]")
+    assert page.is_visible(".password-slip")
+    assert_accessible(page, "a class's password slips, printed")
+    goto_and_check(page, base, f"/roster/{applied.pk}/slips/", "password slips, none left")
+    page.close()
+
+
 # The actions of these URL names answer with a file, with JSON, or with a redirect to a page
 # that is checked above in the state the action leaves: they have no page of their own.
 def test_safeguarding_pages_pass_axe(browser, live_server, staff, learner, viewport):
@@ -1011,6 +1051,9 @@ NOT_A_PAGE = {
     "imports:progress": "JSON for the progress bar's script",
     "imports:confirm": "POST only; redirects to the job page (checked running)",
     "imports:discard": "POST only; redirects to the upload page (checked)",
+    "roster:result": "a CSV download",
+    "roster:approve": "POST only; redirects to the sync's page (checked held)",
+    "roster:discard": "POST only; redirects to the sync's page (checked held)",
     "privacy:export": "a JSON download",
     "operations_retry": "POST only; redirects to the operations page (checked)",
     "classes:add_learners": "POST only; redirects to the class page (checked with a search)",

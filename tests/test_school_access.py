@@ -24,9 +24,11 @@ from accounts.school_choice import SESSION_KEY
 from followups.models import FollowUp
 from imports.models import ImportJob
 from learners.models import Learner
+from roster.models import RosterSync
 from schools.models import School
 from tests.factories import GOOD_PASSWORD, HEADER, VALID, make_learner, make_staff, upload_file
 from tests.portal_urls import portal_urls
+from tests.roster_syncs import make_sync
 from tests.school_records import SchoolRecords, school_records
 
 LOGIN_URL = "/accounts/login/"
@@ -41,6 +43,8 @@ class Trust:
     trust_admin: User
     trust_lead: User
     trust_viewer: User
+    alpha_sync: RosterSync
+    bravo_sync: RosterSync
 
 
 @pytest.fixture
@@ -63,12 +67,18 @@ def trust(db) -> Trust:
         group="Bravo Form 9Z",
         assessment_id=5200,
     )
+    # Each school's roster sync; its file's name is the school's own to read.
+    alpha_sync = make_sync(school=alpha_school, filename="alpha-records.zip")
+    bravo_sync = make_sync(school=bravo_school, filename="bravo-records.zip")
+    bravo.markers.append(bravo_sync.filename)
     return Trust(
         alpha=alpha,
         bravo=bravo,
         trust_admin=make_staff("tia.trust", role=StaffRole.TRUST_ADMIN),
         trust_lead=make_staff("tess.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD),
         trust_viewer=make_staff("val.trust", role=StaffRole.TRUST_VIEWER),
+        alpha_sync=alpha_sync,
+        bravo_sync=bravo_sync,
     )
 
 
@@ -130,6 +140,7 @@ def bravo_paths(name: str, params: list[str], trust: Trust) -> list[str]:
         "classes:": b.group.pk,
         "lessons:": b.group.pk,
         "imports:": b.job.pk,
+        "roster:": trust.bravo_sync.pk,
         "safeguarding:": b.alert.pk,
         "learners:": b.learner.pk,
         "privacy:": b.learner.pk,
@@ -268,6 +279,9 @@ def alpha_lists(trust: Trust) -> list[tuple[str, set[str], str]]:
         (reverse("staff:sign_in_locks"), everyone, a.learner.last_name),
         (reverse("staff:staff_list"), {ADMIN}, a.teacher.username),
         (reverse("operations"), {DSL, ADMIN}, a.learner.last_name),
+        (reverse("roster:index"), {ADMIN}, trust.alpha_sync.filename),
+        (reverse("roster:sync", args=[trust.alpha_sync.pk]), {ADMIN}, "alpha-records.zip"),
+        (reverse("roster:result", args=[trust.alpha_sync.pk]), {ADMIN}, "Our school"),
     ]
 
 
@@ -312,6 +326,7 @@ def test_the_trust_sees_the_other_schools_records_when_working_in_it(trust):
             reverse("classes:detail", args=[b.group.pk]),
             reverse("imports:job", args=[b.job.pk]),
             reverse("lessons:roster", args=[b.group.pk]),
+            reverse("roster:sync", args=[trust.bravo_sync.pk]),
         ],
         trust.trust_lead: [
             reverse("learners:detail", args=[b.learner.pk]),
@@ -326,7 +341,8 @@ def test_the_trust_sees_the_other_schools_records_when_working_in_it(trust):
             body = body_of(response)
 
             assert response.status_code == 200, (user, url)
-            assert b.learner.last_name in body or b.job.filename in body, (user, url)
+            bravo_words = (b.learner.last_name, b.job.filename, trust.bravo_sync.filename)
+            assert any(word in body for word in bravo_words), (user, url)
             assert a.learner.last_name not in body, (user, url)
 
 
@@ -340,6 +356,7 @@ def test_the_trust_sees_both_schools_under_all_schools(trust):
             (reverse("imports:list"), "job"),
             (reverse("staff:sign_in_locks"), "last_name"),
             (reverse("operations"), "last_name"),
+            (reverse("roster:index"), "sync"),
         ],
         trust.trust_lead: [
             (reverse("learners:list"), "last_name"),
@@ -353,6 +370,7 @@ def test_the_trust_sees_both_schools_under_all_schools(trust):
         "username": lambda s: s.learner.username,
         "group": lambda s: s.group.name,
         "job": lambda s: s.job.filename,
+        "sync": lambda s: (trust.alpha_sync if s is a else trust.bravo_sync).filename,
     }
     for user, urls in lists.items():
         client = client_of(user, ALL_SCHOOLS)

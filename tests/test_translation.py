@@ -371,6 +371,38 @@ def test_an_imports_progress_and_the_list_of_imports_are_translated(in_pseudo_la
 
 
 @pytest.mark.django_db
+def test_the_roster_pages_are_translated(in_pseudo_language):
+    from classes.models import SchoolGroup
+    from roster.models import RosterSync
+    from tests.factories import make_group
+    from tests.roster_syncs import make_sync, registered_with_slips
+
+    held = make_sync(state=RosterSync.State.HELD, joiners=60)
+    applied = make_sync(state=RosterSync.State.APPLIED, filename="earlier.zip")
+    form = make_group("7A")
+    registered_with_slips(applied, [form, make_group("Y7", kind=SchoolGroup.Kind.YEAR_GROUP)])
+    failed = RosterSync.objects.create(
+        origin=RosterSync.Origin.DROP, state=RosterSync.State.FAILED, error="broken"
+    )
+    visitor = Client()
+    visitor.force_login(make_staff("ada.admin", role=StaffRole.ADMIN))
+    pages = {
+        "list": read(visitor.get("/roster/")),
+        "upload error": read(visitor.post("/roster/")),
+        "held": read(visitor.get(f"/roster/{held.pk}/")),
+        "applied": read(visitor.get(f"/roster/{applied.pk}/")),
+        "failed": read(visitor.get(f"/roster/{failed.pk}/")),
+        "grades": read(visitor.post("/roster/grades/", {"roster_grade_levels": "Y7 == 8"})),
+        "slips": read(visitor.get(f"/roster/{applied.pk}/slips/")),
+        "printed": read(visitor.post(f"/roster/{applied.pk}/slips/", {"group": form.pk})),
+    }
+
+    # The slips' sign-in address is the site's own: data, not a message.
+    found = problems(pages, data_words() | {"http", "testserver", "accounts", "login"})
+    assert not found, "Text that never went through translation:\n" + "\n".join(found)
+
+
+@pytest.mark.django_db
 def test_dates_follow_the_locale(cohort, staff, client):
     client.force_login(staff)
     learner = cohort["finished"]

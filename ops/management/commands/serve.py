@@ -64,6 +64,8 @@ def children(host: str, port: int, *, workers: bool, sweeps: bool) -> list[Child
         ]
     if sweeps:
         found += [Child(name, manage(name, "--every", str(secs))) for name, secs in SWEEPS.items()]
+        if settings.ROSTER_DROP_DIR:  # the drop folder's sweep only where there is one
+            found.append(Child("sweep_roster", manage("sweep_roster", "--every", "30")))
     return found
 
 
