@@ -93,6 +93,7 @@ class ClassPlanner:
     # sourcedId -> (name, kind, level or "" to take the pupils', class row or None)
     wanted: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     dropped: set[str] = field(default_factory=set)  # classes a delta gives as tobedeleted
+    stamps: dict[str, str] = field(default_factory=dict)  # sourcedId -> dateLastModified
 
     def __post_init__(self) -> None:
         mine = [group for group in self.state.groups.values() if group.school_id == self.school_id]
@@ -120,6 +121,7 @@ class ClassPlanner:
             )
             kind = KINDS.get(klass.class_type, SchoolGroup.Kind.TEACHING_CLASS)
             self.wanted[klass.sourced_id] = (title, kind, level or "")
+            self.stamps[klass.sourced_id] = stamp(klass.date_last_modified)
 
     def known(self) -> set[str]:
         """Return the classes (not year groups) a pupil may be in after this sync."""
@@ -160,11 +162,24 @@ class ClassPlanner:
             level = level or _most_common(pupil_levels.get(sourced_id, []))
             group = self.mine.get(sourced_id)
             if group is None:
-                plan.new_classes.append(NewClass(sourced_id, name, kind, level, self.year))
+                plan.new_classes.append(
+                    NewClass(
+                        sourced_id, name, kind, level, self.year, self.stamps.get(sourced_id, "")
+                    )
+                )
                 continue
             level = level or group.level
             if (name, kind, level) != (group.name, group.kind, group.level):
-                plan.class_changes.append(ClassChange(sourced_id, group.id, name, kind, level))
+                plan.class_changes.append(
+                    ClassChange(
+                        sourced_id, group.id, name, kind, level, self.stamps.get(sourced_id, "")
+                    )
+                )
+
+
+def stamp(moment) -> str:
+    """Return a row's dateLastModified as the plan keeps it (ISO), or "" when it gave none."""
+    return moment.isoformat() if moment else ""
 
 
 def not_newer(row_stamp, kept_stamp) -> bool:

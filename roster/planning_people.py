@@ -17,7 +17,7 @@ from learners.models import Learner
 from partner_api.levels import Level
 from roster.plan import YEAR_GROUP_PREFIX, Change, Joiner, Leaver, Matched, Returner, SchoolPlan
 from roster.planning_checks import Checked, field_problem, pupil_checked
-from roster.planning_classes import ClassPlanner, not_newer
+from roster.planning_classes import ClassPlanner, not_newer, stamp
 from roster.planning_state import AccountNow, LearnerNow, PortalState
 from roster.records import ABSENT, ACTIVE, BULK, DELTA, Enrolment, Person, Problem, RosterFileSet
 from schools.models import PartnerSettings
@@ -131,7 +131,7 @@ class PupilPlanner:
             Joiner(
                 person.sourced_id, username, checked.first_name, checked.last_name,
                 checked.email, checked.dob.isoformat(), checked.level, checked.grade,
-                sorted(classes), made,
+                sorted(classes), made, stamp(person.date_last_modified),
             )
         )  # fmt: skip
 
@@ -171,8 +171,9 @@ class PupilPlanner:
         if learner.left_at is not None:
             desired = self._desired(person.sourced_id, set(), checked)
             self.plan.returners.append(
-                Returner(person.sourced_id, learner.id, learner.name, sorted(desired))
-            )
+                Returner(person.sourced_id, learner.id, learner.name, sorted(desired),
+                         checked.grade, stamp(person.date_last_modified))
+            )  # fmt: skip
             change = self._change(person.sourced_id, learner, checked)
             if change.details or change.level_to:
                 self.plan.changes.append(change)
@@ -239,7 +240,9 @@ class PupilPlanner:
         return sorted({group for group in ids if group is not None} | set(old))
 
     def _change(self, sourced_id: str, learner: LearnerNow, checked: Checked) -> Change:
-        change = Change(learner.id, sourced_id, learner.name)
+        person = self.files.people.get(sourced_id)
+        change = Change(learner.id, sourced_id, learner.name, grade=checked.grade)
+        change.last_modified = stamp(person.date_last_modified) if person else ""
         for name in ("first_name", "last_name", "email"):
             value = getattr(checked, name)
             if value and value != getattr(learner, name):
