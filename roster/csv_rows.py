@@ -43,10 +43,9 @@ class FileRead:
 
     def problem(self, line: int, reason: str, sourced_id: str = "") -> None:
         """Note a problem of this file at a line (0: the file as a whole)."""
-        where = (
-            _("%(file)s line %(line)s") % {"file": self.name, "line": line} if line else self.name
-        )
-        self.problems.append(Problem(self.name, line, f"{where}: {reason}", sourced_id))
+        # The file and line are the Problem's own fields: pages and the result file show them
+        # in columns of their own, as they show the planner's problems.
+        self.problems.append(Problem(self.name, line, reason, sourced_id))
 
 
 def csv_records(

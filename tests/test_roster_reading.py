@@ -131,7 +131,7 @@ def test_bad_rows_are_problems_with_file_line_and_reason_while_good_rows_are_rea
     found = read_roster(folder)
 
     assert problem_lines(found, "demographics.csv") == {
-        birth: f"demographics.csv line {birth}: birthDate '2014-13-01' is not a date (YYYY-MM-DD)."
+        birth: "birthDate '2014-13-01' is not a date (YYYY-MM-DD)."
     }
     users = problem_lines(found, "users.csv")
     assert users[enabled].endswith("enabledUser 'maybe' is neither true nor false.")
@@ -284,7 +284,7 @@ def test_a_file_the_manifest_gives_but_the_set_lacks_is_a_problem_and_absent(fol
 
     assert found.mode("classes") == ABSENT
     assert problem_lines(found, "classes.csv") == {
-        0: "classes.csv: the manifest gives it as bulk, but the roster has no such file, so it "
+        0: "the manifest gives it as bulk, but the roster has no such file, so it "
         "is read as absent."
     }
     assert len(found.enrolments) == PUPILS + 2  # no classes to check them against
@@ -328,7 +328,7 @@ def test_a_header_without_a_needed_column_is_a_problem_and_the_file_absent(folde
 
     assert found.mode("users") == ABSENT and found.people == {}
     assert problem_lines(found, "users.csv") == {
-        1: "users.csv line 1: its header has no givenName column, so none of its rows can be read."
+        1: "its header has no givenName column, so none of its rows can be read."
     }
 
 
@@ -379,9 +379,9 @@ def test_1_2_roles_must_name_users_and_users_must_have_a_role(tmp_path):
     found = read_roster(folder)
 
     users = problem_lines(found, "users.csv")
-    assert users == {2: "users.csv line 2: roles.csv gives this user no role."}
+    assert users == {2: "roles.csv gives this user no role."}
     assert problem_lines(found, "roles.csv") == {
-        len(roles): f"roles.csv line {len(roles)}: userSourcedId 'nobody' is not in users.csv."
+        len(roles): "userSourcedId 'nobody' is not in users.csv."
     }
     assert "org-1-pupil-1" not in found.people and "org-1-pupil-2" in found.people
 
