@@ -13,7 +13,6 @@ import logging
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 
 from accounts.models import StaffRole
 from accounts.usernames import username_normal_form
@@ -155,7 +154,11 @@ def _class_make(
     school_id: int, new: NewClass, *, actor: AbstractBaseUser | None, address: str | None
 ) -> None:
     """Make the roster's class a group (or adopt the unlinked one of its name and year)."""
-    link = RosterClass.objects.select_related("group").filter(sourced_id=new.sourced_id).first()
+    link = (
+        RosterClass.objects.select_related("group")
+        .filter(school_id=school_id, sourced_id=new.sourced_id)
+        .first()
+    )
     if link is not None and link.group.archived_at is None:
         return  # made already
     same_name = SchoolGroup.objects.filter(
@@ -194,7 +197,9 @@ def _teacher_apply(
     address: str | None,
 ) -> None:
     """Link the roster's teacher to an account (made if new) and to the classes they teach."""
-    person = RosterPerson.objects.filter(sourced_id=member.sourced_id, user__isnull=False).first()
+    person = RosterPerson.objects.filter(
+        school_id=school_id, sourced_id=member.sourced_id, user__isnull=False
+    ).first()
     user = person.user if person is not None else _account_matched(member)
     if user is None:
         # Ready for single sign-on by email: no usable password, a teacher's role only.
@@ -284,17 +289,19 @@ def _person_link(
     last_modified: str = "",
 ) -> None:
     """Keep which of the portal's learners or accounts the roster's person is."""
-    values: dict[str, object] = {"school_id": school_id}
+    values: dict[str, object] = {}
     if last_modified:
         values["last_modified"] = when(last_modified)
     if grade:
         values["grade"] = grade
     if learner is not None:
         # One roster person per learner: a sourcedId the school changed takes the link over.
-        RosterPerson.objects.filter(learner=learner).filter(~Q(sourced_id=sourced_id)).update(
-            learner=None
-        )
+        RosterPerson.objects.filter(learner=learner).exclude(
+            school_id=school_id, sourced_id=sourced_id
+        ).update(learner=None)
         values.update(role=RosterPerson.Role.STUDENT, learner=learner)
     if user is not None:
         values.update(role=RosterPerson.Role.TEACHER, user=user)
-    RosterPerson.objects.update_or_create(sourced_id=sourced_id, defaults=values)
+    RosterPerson.objects.update_or_create(
+        school_id=school_id, sourced_id=sourced_id, defaults=values
+    )

@@ -76,12 +76,13 @@ def plan_sync(
     problems: list[Problem] = []
     orgs = _orgs_matched(files, school, problems)
     schools = {found.pk: found for found in orgs.values()}
-    state = portal_state_load(sorted(schools), files.people.keys())
+    state = portal_state_load(sorted(schools))
     people, classes, enrolments = _by_school(files, orgs, state)
+    linked = {sourced_id for _school, sourced_id in state.links}
     unlinked = (
         username_normal_form(person.username)
         for person in files.people.values()
-        if person.role == STUDENT and person.sourced_id not in state.links
+        if person.role == STUDENT and person.sourced_id not in linked
     )
     accounts = accounts_by_username(unlinked)
     present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
@@ -156,6 +157,7 @@ def _by_school(
         if found is not None:
             people[found.pk].append(person)
     class_school = {}
+    school_ids = sorted({found.pk for found in orgs.values()})
     for klass in files.classes.values():
         if klass.org_id in orgs:
             class_school[klass.sourced_id] = orgs[klass.org_id].pk
@@ -163,8 +165,8 @@ def _by_school(
     for row in files.enrolments:
         school_id = class_school.get(row.class_id)
         if school_id is None and row.class_id not in files.classes:
-            group = state.groups.get(row.class_id)
-            school_id = group.school_id if group else None
+            # A class of an earlier file: the roster group of that id in one of the schools.
+            school_id = next((pk for pk in school_ids if (pk, row.class_id) in state.groups), None)
         if school_id is not None:
             enrolments[school_id].append(row)
     return people, classes, enrolments

@@ -74,10 +74,7 @@ class PupilPlanner:
                     self._leave(learner, link.sourced_id)
 
     def _row(self, person: Person) -> None:
-        link = self.state.links.get(person.sourced_id)
-        if link and link.school_id != self.plan.school_id:
-            self._problem(person, "This pupil is a learner of another school in the portal.")
-            return
+        link = self.state.links.get((self.plan.school_id, person.sourced_id))
         if (
             link
             and self.files.mode("users") == DELTA
@@ -185,9 +182,9 @@ class PupilPlanner:
 
     def _enrolments_only(self, sourced_id: str) -> None:
         """Plan the class moves of a current pupil a delta's enrolments name, users.csv not."""
-        link = self.state.links.get(sourced_id)
+        link = self.state.links.get((self.plan.school_id, sourced_id))
         learner = self.state.learners.get(link.learner_id) if link and link.learner_id else None
-        if learner is None or not learner.current or link.school_id != self.plan.school_id:
+        if learner is None or not learner.current:
             return
         current, old = self._current(learner.id)
         desired = self._desired(sourced_id, current, None)

@@ -41,7 +41,7 @@ def staff_plan(
     for person in sorted(teachers, key=lambda p: p.sourced_id):
         if person.status != ACTIVE or not person.enabled:
             continue  # a teacher who leaves keeps their account: staff close it in the portal
-        link = state.links.get(person.sourced_id)
+        link = state.links.get((classes.school_id, person.sourced_id))
         user_id = link.user_id if link and link.role == TEACHER else None
         email = person.email.strip()
         if user_id is None and email:

@@ -111,9 +111,10 @@ class AccountNow:
 @dataclass
 class PortalState:
     settings: dict[int, PartnerSettings] = field(default_factory=dict)
-    links: dict[str, LinkNow] = field(default_factory=dict)
+    # By (school id, sourcedId): a sourcedId is unique in its school only.
+    links: dict[tuple[int, str], LinkNow] = field(default_factory=dict)
     learners: dict[int, LearnerNow] = field(default_factory=dict)
-    groups: dict[str, GroupNow] = field(default_factory=dict)  # by sourcedId
+    groups: dict[tuple[int, str], GroupNow] = field(default_factory=dict)  # (school, sourcedId)
     # Current memberships of roster groups (not archived): learner id -> group ids.
     members: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     teaching: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
@@ -126,12 +127,12 @@ class PortalState:
         return {group.id: group.sourced_id for group in self.groups.values()}
 
 
-def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> PortalState:
+def portal_state_load(school_ids: list[int]) -> PortalState:
     """Read the schools' settings, roster links, learners, roster groups and their members."""
     state = PortalState()
     found = {row.school_id: row for row in PartnerSettings.objects.filter(school_id__in=school_ids)}
     state.settings = {pk: found.get(pk) or PartnerSettings(school_id=pk) for pk in school_ids}
-    _links_load(state, school_ids, sourced_ids)
+    _links_load(state, school_ids)
     groups = RosterClass.objects.filter(school_id__in=school_ids, group__archived_at__isnull=True)
     for row in groups.values_list(
         "group_id",
@@ -143,7 +144,7 @@ def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> Port
         "group__academic_year",
         "last_modified",
     ):
-        state.groups[row[1]] = GroupNow(*row)
+        state.groups[(row[2], row[1])] = GroupNow(*row)
     managed = {
         "group__roster_class__school_id__in": school_ids,
         "group__archived_at__isnull": True,
@@ -163,8 +164,8 @@ def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> Port
     return state
 
 
-def _links_load(state: PortalState, school_ids: list[int], sourced_ids: Iterable[str]) -> None:
-    """Read the schools' RosterPeople (and the files' people linked in other schools)."""
+def _links_load(state: PortalState, school_ids: list[int]) -> None:
+    """Read the schools' RosterPeople (another school's sourcedIds are its own)."""
     columns = (
         "sourced_id",
         "school_id",
@@ -180,14 +181,11 @@ def _links_load(state: PortalState, school_ids: list[int], sourced_ids: Iterable
     def take(rows) -> None:
         for row in rows:
             link = LinkNow(*row[:5], row[5] or "", *row[6:8])
-            state.links[link.sourced_id] = link
+            state.links[(link.school_id, link.sourced_id)] = link
             if link.learner_id is not None:
                 state.learners[link.learner_id] = LearnerNow(link.learner_id, *row[8:])
 
     take(RosterPerson.objects.filter(school_id__in=school_ids).values_list(*columns))
-    elsewhere = [sid for sid in sourced_ids if sid not in state.links]
-    for batch in chunked(elsewhere):
-        take(RosterPerson.objects.filter(sourced_id__in=batch).values_list(*columns))
     registered = {
         link.import_learner_id
         for link in state.links.values()

@@ -9,10 +9,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from classes.models import SchoolGroup
+from classes.models import GroupStaff, SchoolGroup
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
-from roster.models import RosterPerson
+from roster.applying import plan_apply as roster_apply
+from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import YEAR_GROUP_PREFIX, SyncPlan
 from roster.planning import plan_sync
 from roster.records import AcademicSession, Problem
@@ -344,6 +345,52 @@ def test_a_hand_registered_learner_of_another_school_is_not_matched(school):
 
     assert reasons(plan) == ["username org-1.pupil1 is taken by another account."]
     assert plan.schools[0].matched == []
+
+
+def really_applied(plan: SyncPlan) -> None:
+    """Apply the plan as a sync does (roster.applying); joiners' rows stay queued."""
+    sync = RosterSync.objects.create(
+        origin=RosterSync.Origin.COMMAND, state=RosterSync.State.APPLYING, plan=plan.to_json()
+    )
+    roster_apply(sync=sync, actor=None, address=None)
+
+
+def own_roster(code: str, org: str) -> RosterSpec:
+    """Return a school's own roster whose ids (x-class-1, x-teacher-1...) another may use."""
+    spec = school_spec(code=code, org=org, prefix="x", pupils=2, classes=1)
+    spec.pupils = [replace(p, username=f"{code.lower()}.{p.username}") for p in spec.pupils]
+    spec.teachers = [replace(t, email=f"{code.lower()}.{t.email}") for t in spec.teachers]
+    return spec
+
+
+def test_two_schools_using_the_same_roster_ids_never_cross(school):
+    aaa = School.objects.create(code="AAA", name="Aspen")
+    bbb = School.objects.create(code="BBB", name="Birch")
+    really_applied(planned(own_roster("AAA", "org-a")))
+    aaa_class = RosterClass.objects.get(school=aaa, sourced_id="x-class-1").group
+    aaa_teacher = RosterPerson.objects.get(school=aaa, sourced_id="x-teacher-1").user
+
+    plan = planned(own_roster("BBB", "org-b"))
+
+    assert reasons(plan) == []
+    (mine,) = plan.schools
+    assert [new.sourced_id for new in mine.new_classes][0] == "x-class-1"
+    assert [j.username for j in mine.joiners] == ["bbb.x.pupil1", "bbb.x.pupil2"]
+    assert [(m.sourced_id, m.user_id) for m in mine.staff] == [("x-teacher-1", None)]
+    # September at Aspen: its class is archived; Birch's new one must not take its link.
+    SchoolGroup.objects.filter(pk=aaa_class.pk).update(archived_at=timezone.now())
+    really_applied(plan)
+
+    bbb_class = RosterClass.objects.get(school=bbb, sourced_id="x-class-1").group
+    assert (bbb_class.school, bbb_class.name) == (bbb, "07A")
+    assert RosterClass.objects.get(school=aaa, sourced_id="x-class-1").group == aaa_class
+    bbb_teacher = RosterPerson.objects.get(school=bbb, sourced_id="x-teacher-1").user
+    assert bbb_teacher.email == "bbb.teacher1.x@school.example"
+    assert list(GroupStaff.objects.filter(group=bbb_class).values_list("user", flat=True)) == [
+        bbb_teacher.pk
+    ]
+    assert not GroupStaff.objects.filter(group=bbb_class, user=aaa_teacher).exists()
+    assert RosterPerson.objects.get(school=aaa, sourced_id="x-teacher-1").user == aaa_teacher
 
 
 # Leavers -----------------------------------------------------------------------------------
