@@ -15,7 +15,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from accounts.models import StaffRole
-from accounts.usernames import username_normal_form
+from accounts.selectors import staff_accounts
+from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
 from audit.models import AuditEvent
 from audit.services import audit_record
 from classes.models import GroupStaff, SchoolGroup
@@ -201,6 +202,11 @@ def _teacher_apply(
         school_id=school_id, sourced_id=member.sourced_id, user__isnull=False
     ).first()
     user = person.user if person is not None else _account_matched(member)
+    if user is None and member.user_id is not None:
+        # The matched account was closed (or became a learner's) since the preview: nothing
+        # is linked; the next sync plans what the portal then holds, for an admin to read.
+        logger.info("Roster teacher %s: the matched account is gone", member.sourced_id)
+        return
     if user is None:
         # Ready for single sign-on by email: no usable password, a teacher's role only.
         user = staff_add(
@@ -213,32 +219,27 @@ def _teacher_apply(
 
 
 def _account_matched(member: StaffMember):
-    """Return the account the plan matched, else the staff account of the same email."""
-    if member.user_id is not None:
-        found = User.objects.filter(pk=member.user_id).first()
-        if found is not None:
-            return found
-    if not member.email.strip():
+    """Return the account the plan matched, if it is still an active staff account.
+
+    A teacher planned as new (user_id None) is never matched again here: the preview said a
+    new account, and a deactivated account of the same email must stay closed.
+    """
+    if member.user_id is None:
         return None
-    return (
-        User.objects.filter(email__iexact=member.email.strip(), learner__isnull=True)
-        .order_by("pk")
-        .first()
-    )
+    return staff_accounts().filter(pk=member.user_id).first()
 
 
 def _free_username(member: StaffMember) -> str:
-    """Return the plan's username, else the email, else either with a number, not yet taken."""
-    firsts = [member.username, member.email, member.email.partition("@")[0]]
-    candidates = [username_normal_form(name)[:140] for name in firsts if name.strip()]
-    candidates = candidates or [username_normal_form(member.sourced_id)[:140]]
-    for candidate in candidates:
-        if not User.objects.filter(username__iexact=candidate).exists():
-            return candidate
+    """Return the plan's username, else (taken since) its email's, numbered as the planner does."""
+    planned = username_normal_form(member.username)[:USERNAME_MAX_LENGTH]
+    if planned and not User.objects.filter(username__iexact=planned).exists():
+        return planned
+    base = username_normal_form(member.email.rpartition("@")[0])[: USERNAME_MAX_LENGTH - 4]
+    base = base or planned[: USERNAME_MAX_LENGTH - 4] or "staff"
     number = 2
-    while User.objects.filter(username__iexact=f"{candidates[0]}{number}").exists():
+    while User.objects.filter(username__iexact=f"{base}{number}").exists():
         number += 1
-    return f"{candidates[0]}{number}"
+    return f"{base}{number}"
 
 
 def _teaching_set(
