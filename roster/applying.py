@@ -2,8 +2,10 @@
 
 Every step checks the state it changes (a group already archived, a learner already gone, a
 teacher already linked), so a plan applied twice, or again after a crash, changes nothing
-more. A school's part is one transaction. The roster never grants a role: a teacher it brings
-is a new teacher's account, and an account it matches keeps the role the portal gave it.
+more. A school's part is one transaction. The roster grants no power: a teacher it brings is
+a new teacher's account; an account it matches keeps the role the portal gave it in the
+school, and one of another school (no role here) is given the teacher role here, as the
+preview says, so that it sees the classes it is linked to.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from accounts.models import StaffRole
+from accounts.models import TRUST_ROLES, SchoolRole, StaffProfile, StaffRole
 from accounts.selectors import staff_accounts
+from accounts.services import staff_role_set
 from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
 from audit.models import AuditEvent
 from audit.services import audit_record
@@ -35,6 +38,7 @@ from roster.joining import joiners_register, when
 from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import NewClass, SchoolPlan, StaffMember, SyncPlan
 from schools.context import working_in
+from schools.models import School
 from staff.services import staff_add
 
 logger = logging.getLogger(__name__)
@@ -214,6 +218,8 @@ def _teacher_apply(
             password=None, first_name=member.first_name, last_name=member.last_name,
             school_ids=[school_id], added_by=actor, address=address,
         )  # fmt: skip
+    elif member.role_added:
+        _teacher_role_add(school_id, user, actor=actor, address=address)
     _person_link(school_id, member.sourced_id, user=user, last_modified=member.last_modified)
     _teaching_set(school_id, user, member, groups, actor=actor, address=address)
 
@@ -227,6 +233,26 @@ def _account_matched(member: StaffMember):
     if member.user_id is None:
         return None
     return staff_accounts().filter(pk=member.user_id).first()
+
+
+def _teacher_role_add(
+    school_id: int, user, *, actor: AbstractBaseUser | None, address: str | None
+) -> None:
+    """Give a matched account of another school the teacher role here, if it has none yet."""
+    if user.is_superuser or StaffProfile.objects.filter(user=user, role__in=TRUST_ROLES).exists():
+        return  # a trust role sees every school already
+    if SchoolRole.objects.filter(user=user, school_id=school_id).exists():
+        return  # a role it holds here (an admin stays admin) is never changed
+    staff_role_set(user=user, role=StaffRole.TEACHER, school_id=school_id)
+    audit_record(
+        actor=actor,
+        address=address,
+        action=AuditEvent.Action.STAFF_CHANGED,
+        account=user.get_username(),
+        role=StaffRole.TEACHER,
+        school=School.objects.get(pk=school_id).code,
+        source="roster",
+    )
 
 
 def _free_username(member: StaffMember) -> str:

@@ -38,7 +38,9 @@ nothing. The rules, school by school:
   whose level changes shows it. Such a sync is always held for an admin to read first.
 - Staff. Teachers (1.2: primary role teacher) are linked, else matched by email to exactly one
   active staff account, else given a new account (username from their email), and put with
-  the classes they teach. The roster never makes administrators or any other role: admin,
+  the classes they teach. A matched account with no role in the school (a teacher of another
+  school of the trust) is given the teacher role there ("teacher role added"); a role it
+  holds is never changed. The roster never makes administrators or any other role: admin,
   safeguarding and head-of-year roles are given in the portal only. Only teachers who are
   new, newly linked or whose classes change are listed.
 - Holds. A school's part is held when more than ROSTER_HOLD_LEAVERS_PERCENT of its current

@@ -79,10 +79,11 @@ def staff_plan(
         wanted &= known
         if user_id is not None and link is not None and wanted == current:
             continue
+        role_added = user_id is not None and not state.has_role(user_id, classes.school_id)
         members.append(
             StaffMember(
                 person.sourced_id, user_id, "", email, person.given_name.strip(),
-                person.family_name.strip(), sorted(wanted),
+                person.family_name.strip(), sorted(wanted), role_added=role_added,
             )
         )  # fmt: skip
     return members

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
+from accounts.models import TRUST_ROLES
 from accounts.selectors import staff_accounts
 from classes.models import GroupMembership, GroupStaff, SchoolGroup
 from imports.models import ImportRow
@@ -122,6 +124,13 @@ class PortalState:
     hand_names: dict[tuple[int, str], set[str]] = field(default_factory=lambda: defaultdict(set))
     # Active staff accounts by case-folded email.
     staff_by_email: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    # Who may see a school's classes: (user id, school id) of a role there, (user id, None)
+    # of a trust role or superuser (every school).
+    roles: set[tuple[int, int | None]] = field(default_factory=set)
+
+    def has_role(self, user_id: int, school_id: int) -> bool:
+        """Return whether the account holds a role in the school, or one above every school."""
+        return (user_id, school_id) in self.roles or (user_id, None) in self.roles
 
     def group_sourced_ids(self) -> dict[int, str]:
         return {group.id: group.sourced_id for group in self.groups.values()}
@@ -161,6 +170,16 @@ def portal_state_load(school_ids: list[int]) -> PortalState:
         state.hand_names[(school_id, year)].add(name.casefold())
     for user_id, email in staff_accounts().exclude(email="").values_list("id", "email"):
         state.staff_by_email[email.casefold()].append(user_id)
+    roles = get_user_model().objects.filter(
+        Q(school_roles__school_id__in=school_ids)
+        | Q(staff_profile__role__in=TRUST_ROLES)
+        | Q(is_superuser=True)
+    )
+    for user_id, school_id, trust_role, superuser in roles.values_list(
+        "id", "school_roles__school_id", "staff_profile__role", "is_superuser"
+    ):
+        above = superuser or trust_role in TRUST_ROLES
+        state.roles.add((user_id, None if above else school_id))
     return state
 
 

@@ -380,6 +380,19 @@ def test_a_matched_account_closed_since_the_preview_is_not_linked(db):
     assert User.objects.filter(email="tom@school.example").count() == 0
 
 
+def test_a_role_added_never_changes_a_role_held_here_since_the_preview(db):
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    staff = [StaffMember("t-ada", admin.pk, "", "", "Ada", "A", ["class-7a"], role_added=True)]
+
+    applied(school_plan(new_classes=[CLASS_7A], staff=staff))
+
+    group = RosterClass.objects.get(sourced_id="class-7a").group
+    assert GroupStaff.objects.filter(group=group, user=admin).exists()
+    assert SchoolRole.objects.get(user=admin, school=School.default()).role == StaffRole.ADMIN
+    events = AuditEvent.objects.filter(action=Action.STAFF_CHANGED)
+    assert [event.detail.get("role") for event in events] == [None]
+
+
 # September ---------------------------------------------------------------------------------------
 
 

@@ -9,6 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts.models import SchoolRole, StaffRole
+from audit.models import AuditEvent
 from classes.models import GroupStaff, SchoolGroup
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
@@ -17,6 +19,7 @@ from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import YEAR_GROUP_PREFIX, SyncPlan
 from roster.planning import plan_sync
 from roster.records import AcademicSession, Problem
+from roster.selectors import school_lists
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.roster_files import Klass, RosterSpec, Teacher, Term, school_spec
@@ -659,6 +662,35 @@ def test_teachers_are_matched_by_email_given_accounts_and_never_powers(school):
         (6, "email: the teacher has no email address, which their account and single sign-on "
             "need."),
     ]  # fmt: skip
+
+
+def test_a_teacher_of_another_school_matched_by_email_gets_the_teacher_role_here(school):
+    elm = School.objects.create(code="ELM", name="Elm Academy")
+    spec = school_spec(pupils=2, classes=2)
+    elsewhere = make_staff("mr.elm", role=StaffRole.TEACHER, school=elm)
+    User.objects.filter(pk=elsewhere.pk).update(email="teacher1.org-1@school.example")
+    admin = make_staff("ms.admin", role=StaffRole.ADMIN, school=school)
+    User.objects.filter(pk=admin.pk).update(email="teacher2.org-1@school.example")
+
+    plan = planned(spec)
+
+    (mine,) = plan.schools
+    assert [(m.user_id, m.role_added) for m in mine.staff] == [
+        (elsewhere.pk, True), (admin.pk, False),
+    ]  # fmt: skip
+    (linked,) = [shown for shown in school_lists(mine) if shown.key == "linked_staff"]
+    assert linked.names == [
+        "Teacher Org-11 (teacher1.org-1@school.example): teacher role added in Our school",
+        "Teacher Org-12 (teacher2.org-1@school.example)",
+    ]
+    really_applied(plan)
+    assert SchoolRole.objects.get(user=elsewhere, school=school).role == StaffRole.TEACHER
+    assert SchoolRole.objects.get(user=elsewhere, school=elm).role == StaffRole.TEACHER
+    assert SchoolRole.objects.get(user=admin, school=school).role == StaffRole.ADMIN
+    changed = AuditEvent.objects.filter(action=AuditEvent.Action.STAFF_CHANGED)
+    roles = [(e.detail["account"], e.detail.get("role"), e.detail.get("school")) for e in changed]
+    assert ("mr.elm", StaffRole.TEACHER, "SCHOOL") in roles
+    assert [account for account, role, _ in roles if role] == ["mr.elm"]
 
 
 def test_unchanged_teachers_are_not_listed_and_a_new_class_lists_them(school):
