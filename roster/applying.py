@@ -37,6 +37,7 @@ from lessons.services import learner_cards_void
 from roster.joining import joiners_register, when
 from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import NewClass, SchoolPlan, StaffMember, SyncPlan
+from roster.planning_classes import NAME_MAX_LENGTH
 from schools.context import working_in
 from schools.models import School
 from staff.services import staff_add
@@ -158,7 +159,7 @@ def _groups_join(
 def _class_make(
     school_id: int, new: NewClass, *, actor: AbstractBaseUser | None, address: str | None
 ) -> None:
-    """Make the roster's class a group (or adopt the unlinked one of its name and year)."""
+    """Make the roster's class a group; one staff made by hand is never taken over."""
     link = (
         RosterClass.objects.select_related("group")
         .filter(school_id=school_id, sourced_id=new.sourced_id)
@@ -166,19 +167,18 @@ def _class_make(
     )
     if link is not None and link.group.archived_at is None:
         return  # made already
-    same_name = SchoolGroup.objects.filter(
-        school_id=school_id, name__iexact=new.name, academic_year=new.academic_year
-    ).first()
     name = new.name
-    if same_name is not None and same_name.archived_at is None and not _linked(same_name):
-        group = same_name  # staff made it by hand before the roster came: it is the same class
-    else:
-        if same_name is not None:
-            name = f"{new.name} ({new.sourced_id})"[:100]  # two classes the roster names alike
-        group = group_create(
-            name=name, level=new.level, kind=new.kind, academic_year=new.academic_year,
-            created_by=actor, address=address,
-        )  # fmt: skip
+    taken = SchoolGroup.objects.filter(
+        school_id=school_id, name__iexact=name, academic_year=new.academic_year
+    )
+    if taken.exists():
+        # A group of that name made since the preview: told apart as the planner does.
+        suffix = " (roster)" if new.kind == SchoolGroup.Kind.YEAR_GROUP else f" ({new.sourced_id})"
+        name = name[: max(NAME_MAX_LENGTH - len(suffix), 1)] + suffix[:NAME_MAX_LENGTH]
+    group = group_create(
+        name=name, level=new.level, kind=new.kind, academic_year=new.academic_year,
+        created_by=actor, address=address,
+    )  # fmt: skip
     modified = when(new.last_modified)
     if link is None:
         RosterClass.objects.create(
@@ -187,10 +187,6 @@ def _class_make(
     else:
         # Last year's class under the same sourcedId: it stays archived, this year's is new.
         RosterClass.objects.filter(pk=link.pk).update(group=group, last_modified=modified)
-
-
-def _linked(group: SchoolGroup) -> bool:
-    return RosterClass.objects.filter(group=group).exists()
 
 
 def _teacher_apply(

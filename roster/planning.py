@@ -30,8 +30,9 @@ nothing. The rules, school by school:
   differ, a ClassChange; homeroom is a tutor group, scheduled a teaching class; its level comes
   from its grades, else its pupils' most common level; its academic year from its term's
   schoolYear. A name another group of that school and year has gets the class's sourcedId after
-  it. OneRoster has no year groups: one per grade and academic year is made from the pupils'
-  grades ("Year 7", "Reception", else "Grade X") and each pupil joins theirs.
+  it (also when applying, for a group made since the preview): a group staff made by hand is
+  never taken over. OneRoster has no year groups: one per grade and academic year is made from
+  the pupils' grades ("Year 7", "Reception", else "Grade X") and each pupil joins theirs.
 - September. When the files' academic year (the latest of their active classes, else of their
   sessions) is later than that of the school's roster groups, every roster group of an earlier
   year is archived, the new year's classes and year groups are made, pupils move, and a pupil

@@ -429,15 +429,21 @@ def test_september_archives_last_years_classes_and_builds_this_years(db):
     assert AuditEvent.objects.filter(action=Action.GROUP_CREATED).count() == 2
 
 
-def test_a_class_staff_made_by_hand_is_adopted_not_doubled(db):
+def test_a_class_staff_made_by_hand_since_the_preview_is_never_taken_over(db):
     by_hand = make_group("7A")
     by_hand.academic_year = YEAR
     by_hand.save()
+    pupil = make_learner("sam.pupil", "u-sam")
+    put_in_group(by_hand, pupil)
+    changes = [Change(pupil.pk, "pupil-sam", "Sam Pupil", classes_joined=["class-7a"])]
 
-    applied(school_plan(new_classes=[CLASS_7A]))
+    applied(school_plan(new_classes=[CLASS_7A], changes=changes))
 
-    assert RosterClass.objects.get(sourced_id="class-7a").group == by_hand
-    assert SchoolGroup.objects.filter(name="7A").count() == 1
+    made = RosterClass.objects.get(sourced_id="class-7a").group
+    assert made.name == "7A (class-7a)" and made != by_hand
+    assert not RosterClass.objects.filter(group=by_hand).exists()
+    assert list(by_hand.memberships.values_list("learner", flat=True)) == [pupil.pk]
+    assert list(made.memberships.values_list("learner", flat=True)) == [pupil.pk]
 
 
 def test_applying_a_plan_twice_changes_nothing_more(leaver_setup):
