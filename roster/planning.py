@@ -18,6 +18,12 @@ nothing. The rules, school by school:
   birth are an active learner's of the same school is Matched to them; a username held by any
   other account is a problem. Anyone else is a Joiner, with a made password unless the school
   says otherwise (or primary pupils sign in only by card).
+- Moves. SourcedIds are each school's: a school outside the files has ids of its own. Within
+  the files (one upstream) a sourcedId is one person, so a pupil linked to a learner of one of
+  the files' schools (also one a `--school` sync leaves out) and in another's users.csv is
+  moving school. The portal cannot move a learner between schools yet: the pupil is a problem
+  and the school they move to is held, its reason naming them and both schools; an admin moves
+  them by hand (then they are matched by username) or discards the sync.
 - Leavers. With users.csv bulk, every current roster pupil of the school missing from it, or
   there as tobedeleted or disabled, leaves; with a delta only those rows leave; without users.csv
   nobody does. A learner registered by hand (no link) never leaves by the roster.
@@ -79,13 +85,16 @@ def plan_sync(
     problems: list[Problem] = []
     orgs = _orgs_matched(files, school, problems)
     schools = {found.pk: found for found in orgs.values()}
-    state = portal_state_load(sorted(schools))
+    others = {} if school is None else _schools_left_out(files, school)
+    pupils = (p.sourced_id for p in files.people.values() if p.role == STUDENT)
+    state = portal_state_load(sorted(schools), others=others, pupils=pupils)
+    state.file_schools = {**others, **{pk: found.name for pk, found in schools.items()}}
     people, classes, enrolments = _by_school(files, orgs, state)
-    linked = {sourced_id for _school, sourced_id in state.links}
     unlinked = (
         username_normal_form(person.username)
-        for person in files.people.values()
-        if person.role == STUDENT and person.sourced_id not in linked
+        for school_id, found in people.items()
+        for person in found
+        if person.role == STUDENT and (school_id, person.sourced_id) not in state.links
     )
     accounts = accounts_by_username(unlinked)
     present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
@@ -109,7 +118,7 @@ def plan_sync(
         teachers = [p for p in people[found.pk] if p.role == TEACHER]
         plan.staff = staff_plan(files, state, planner, teachers, enrolments[found.pk], problems)
         staff.extend(plan.staff)
-        plan.hold_reasons = _school_holds(plan, planner)
+        plan.hold_reasons += _school_holds(plan, planner)
         plans.append(plan)
     usernames_give(staff, files.people, set(usernames))
     return SyncPlan(
@@ -148,6 +157,18 @@ def _orgs_matched(
         if found is not None and (only is None or found.pk == only.pk):
             matched[org_id] = found
     return matched
+
+
+def _schools_left_out(files: RosterFileSet, only: School) -> dict[int, str]:
+    """Return the portal schools (id -> name) of the files' orgs a one-school sync leaves out."""
+    by_code = {found.code.casefold(): found for found in School.objects.exclude(pk=only.pk)}
+    left_out = {}
+    for org in files.orgs.values():
+        code = org.identifier.strip() or org.sourced_id
+        found = by_code.get(code.casefold()) or by_code.get(org.sourced_id.casefold())
+        if found is not None:
+            left_out[found.pk] = found.name
+    return left_out
 
 
 def _by_school(

@@ -127,6 +127,9 @@ class PortalState:
     # Who may see a school's classes: (user id, school id) of a role there, (user id, None)
     # of a trust role or superuser (every school).
     roles: set[tuple[int, int | None]] = field(default_factory=set)
+    # The files' schools (id -> name), those the sync leaves out too: one upstream, so a
+    # sourcedId linked in one of them is the same pupil.
+    file_schools: dict[int, str] = field(default_factory=dict)
 
     def has_role(self, user_id: int, school_id: int) -> bool:
         """Return whether the account holds a role in the school, or one above every school."""
@@ -136,12 +139,17 @@ class PortalState:
         return {group.id: group.sourced_id for group in self.groups.values()}
 
 
-def portal_state_load(school_ids: list[int]) -> PortalState:
-    """Read the schools' settings, roster links, learners, roster groups and their members."""
+def portal_state_load(
+    school_ids: list[int], *, others: dict[int, str] | None = None, pupils: Iterable[str] = ()
+) -> PortalState:
+    """Read the schools' settings, roster links, learners, roster groups and their members.
+
+    `others`: the files' schools the sync leaves out; the links of `pupils` there are read too.
+    """
     state = PortalState()
     found = {row.school_id: row for row in PartnerSettings.objects.filter(school_id__in=school_ids)}
     state.settings = {pk: found.get(pk) or PartnerSettings(school_id=pk) for pk in school_ids}
-    _links_load(state, school_ids)
+    _links_load(state, school_ids, sorted(others or {}), pupils)
     groups = RosterClass.objects.filter(school_id__in=school_ids, group__archived_at__isnull=True)
     for row in groups.values_list(
         "group_id",
@@ -183,8 +191,13 @@ def portal_state_load(school_ids: list[int]) -> PortalState:
     return state
 
 
-def _links_load(state: PortalState, school_ids: list[int]) -> None:
-    """Read the schools' RosterPeople (another school's sourcedIds are its own)."""
+def _links_load(
+    state: PortalState, school_ids: list[int], others: list[int], pupils: Iterable[str]
+) -> None:
+    """Read the schools' RosterPeople, and the pupils' in the files' other schools.
+
+    A school outside the files has sourcedIds of its own: its links are never read.
+    """
     columns = (
         "sourced_id",
         "school_id",
@@ -205,6 +218,12 @@ def _links_load(state: PortalState, school_ids: list[int]) -> None:
                 state.learners[link.learner_id] = LearnerNow(link.learner_id, *row[8:])
 
     take(RosterPerson.objects.filter(school_id__in=school_ids).values_list(*columns))
+    if others:
+        elsewhere = RosterPerson.objects.filter(
+            school_id__in=others, role=RosterPerson.Role.STUDENT
+        )
+        for batch in chunked(sorted(set(pupils))):
+            take(elsewhere.filter(sourced_id__in=batch).values_list(*columns))
     registered = {
         link.import_learner_id
         for link in state.links.values()

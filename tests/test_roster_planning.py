@@ -22,7 +22,8 @@ from roster.records import AcademicSession, Problem
 from roster.selectors import school_lists
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_learner, make_staff, put_in_group
-from tests.roster_files import Klass, RosterSpec, Teacher, Term, school_spec
+from tests.roster_files import Klass, RosterSpec, Teacher, Term, add_school, school_spec
+from tests.roster_files import School as RosterSchool
 from tests.roster_sets import file_set, plan_apply
 
 pytestmark = pytest.mark.django_db
@@ -394,6 +395,47 @@ def test_two_schools_using_the_same_roster_ids_never_cross(school):
     ]
     assert not GroupStaff.objects.filter(group=bbb_class, user=aaa_teacher).exists()
     assert RosterPerson.objects.get(school=aaa, sourced_id="x-teacher-1").user == aaa_teacher
+
+
+def test_a_pupil_moving_between_the_files_schools_holds_the_sync_and_names_them(school):
+    ash = School.objects.create(code="ASH", name="Ash Academy")
+    spec = school_spec(code="SCHOOL", org="org-1", pupils=2, classes=1)
+    spec.schools.append(RosterSchool("org-2", "Ash", "ASH"))
+    add_school(spec, org="org-2", pupils=1, classes=1, grade="07", year_of_birth=2014,
+               prefix="org-2")  # fmt: skip
+    synced(spec)
+    mover = Learner.objects.get(username="org-1.pupil1")
+    spec.pupils[0] = replace(spec.pupils[0], school="org-2")
+
+    for only in (None, ash):
+        plan = planned(spec, school=only)
+
+        assert plan.held
+        by_code = {part.code: part for part in plan.schools}
+        assert by_code["ASH"].hold_reasons == [
+            f"{mover.first_name} {mover.last_name} moves from Our school to Ash Academy: the "
+            "portal cannot move a learner between schools yet; move them by hand, or discard "
+            "this sync."
+        ]
+        assert reasons(plan) == [
+            "This pupil is a learner of Our school in the portal, which cannot move a learner "
+            "between schools yet."
+        ]
+        assert plan.problems[0].sourced_id == "org-1-pupil-1"
+        assert by_code["ASH"].joiners == [] and by_code["ASH"].matched == []
+        assert all(part.leavers == [] for part in plan.schools)
+    # Moved by hand: matched by username in their new school, no longer held.
+    Learner.objects.filter(pk=mover.pk).update(school=ash)
+    plan = planned(spec)
+    assert not plan.held and reasons(plan) == []
+    assert [m.learner_id for m in plan.schools[0].matched] == [mover.pk]
+    # Another school's own files (not the trust's) use ids of their own: no move.
+    own = school_spec(code="ASH", org="org-2", pupils=0, classes=1)
+    own.pupils = [spec.pupils[2], replace(spec.pupils[0], username="ash.newcomer")]
+    own.enrolments += [("org-2-class-1", p.sourced_id, "student") for p in own.pupils]
+    plan = planned(own)
+    assert not plan.held and reasons(plan) == []
+    assert [j.username for j in plan.schools[0].joiners] == ["ash.newcomer"]
 
 
 # Leavers -----------------------------------------------------------------------------------
