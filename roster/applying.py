@@ -2,8 +2,10 @@
 
 Every step checks the state it changes (a group already archived, a learner already gone, a
 teacher already linked), so a plan applied twice, or again after a crash, changes nothing
-more. A school's part is one transaction. The roster never grants a role: a teacher it brings
-is a new teacher's account, and an account it matches keeps the role the portal gave it.
+more. A school's part is one transaction. The roster grants no power: a teacher it brings is
+a new teacher's account; an account it matches keeps the role the portal gave it in the
+school, and one of another school (no role here) is given the teacher role here, as the
+preview says, so that it sees the classes it is linked to.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import logging
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 
-from accounts.models import StaffRole
-from accounts.usernames import username_normal_form
+from accounts.models import TRUST_ROLES, SchoolRole, StaffProfile, StaffRole
+from accounts.selectors import staff_accounts
+from accounts.services import staff_role_set
+from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
 from audit.models import AuditEvent
 from audit.services import audit_record
 from classes.models import GroupStaff, SchoolGroup
@@ -34,7 +37,9 @@ from lessons.services import learner_cards_void
 from roster.joining import joiners_register, when
 from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import NewClass, SchoolPlan, StaffMember, SyncPlan
+from roster.planning_classes import NAME_MAX_LENGTH
 from schools.context import working_in
+from schools.models import School
 from staff.services import staff_add
 
 logger = logging.getLogger(__name__)
@@ -154,23 +159,26 @@ def _groups_join(
 def _class_make(
     school_id: int, new: NewClass, *, actor: AbstractBaseUser | None, address: str | None
 ) -> None:
-    """Make the roster's class a group (or adopt the unlinked one of its name and year)."""
-    link = RosterClass.objects.select_related("group").filter(sourced_id=new.sourced_id).first()
+    """Make the roster's class a group; one staff made by hand is never taken over."""
+    link = (
+        RosterClass.objects.select_related("group")
+        .filter(school_id=school_id, sourced_id=new.sourced_id)
+        .first()
+    )
     if link is not None and link.group.archived_at is None:
         return  # made already
-    same_name = SchoolGroup.objects.filter(
-        school_id=school_id, name__iexact=new.name, academic_year=new.academic_year
-    ).first()
     name = new.name
-    if same_name is not None and same_name.archived_at is None and not _linked(same_name):
-        group = same_name  # staff made it by hand before the roster came: it is the same class
-    else:
-        if same_name is not None:
-            name = f"{new.name} ({new.sourced_id})"[:100]  # two classes the roster names alike
-        group = group_create(
-            name=name, level=new.level, kind=new.kind, academic_year=new.academic_year,
-            created_by=actor, address=address,
-        )  # fmt: skip
+    taken = SchoolGroup.objects.filter(
+        school_id=school_id, name__iexact=name, academic_year=new.academic_year
+    )
+    if taken.exists():
+        # A group of that name made since the preview: told apart as the planner does.
+        suffix = " (roster)" if new.kind == SchoolGroup.Kind.YEAR_GROUP else f" ({new.sourced_id})"
+        name = name[: max(NAME_MAX_LENGTH - len(suffix), 1)] + suffix[:NAME_MAX_LENGTH]
+    group = group_create(
+        name=name, level=new.level, kind=new.kind, academic_year=new.academic_year,
+        created_by=actor, address=address,
+    )  # fmt: skip
     modified = when(new.last_modified)
     if link is None:
         RosterClass.objects.create(
@@ -179,10 +187,6 @@ def _class_make(
     else:
         # Last year's class under the same sourcedId: it stays archived, this year's is new.
         RosterClass.objects.filter(pk=link.pk).update(group=group, last_modified=modified)
-
-
-def _linked(group: SchoolGroup) -> bool:
-    return RosterClass.objects.filter(group=group).exists()
 
 
 def _teacher_apply(
@@ -194,8 +198,15 @@ def _teacher_apply(
     address: str | None,
 ) -> None:
     """Link the roster's teacher to an account (made if new) and to the classes they teach."""
-    person = RosterPerson.objects.filter(sourced_id=member.sourced_id, user__isnull=False).first()
+    person = RosterPerson.objects.filter(
+        school_id=school_id, sourced_id=member.sourced_id, user__isnull=False
+    ).first()
     user = person.user if person is not None else _account_matched(member)
+    if user is None and member.user_id is not None:
+        # The matched account was closed (or became a learner's) since the preview: nothing
+        # is linked; the next sync plans what the portal then holds, for an admin to read.
+        logger.info("Roster teacher %s: the matched account is gone", member.sourced_id)
+        return
     if user is None:
         # Ready for single sign-on by email: no usable password, a teacher's role only.
         user = staff_add(
@@ -203,37 +214,54 @@ def _teacher_apply(
             password=None, first_name=member.first_name, last_name=member.last_name,
             school_ids=[school_id], added_by=actor, address=address,
         )  # fmt: skip
+    elif member.role_added:
+        _teacher_role_add(school_id, user, actor=actor, address=address)
     _person_link(school_id, member.sourced_id, user=user, last_modified=member.last_modified)
     _teaching_set(school_id, user, member, groups, actor=actor, address=address)
 
 
 def _account_matched(member: StaffMember):
-    """Return the account the plan matched, else the staff account of the same email."""
-    if member.user_id is not None:
-        found = User.objects.filter(pk=member.user_id).first()
-        if found is not None:
-            return found
-    if not member.email.strip():
+    """Return the account the plan matched, if it is still an active staff account.
+
+    A teacher planned as new (user_id None) is never matched again here: the preview said a
+    new account, and a deactivated account of the same email must stay closed.
+    """
+    if member.user_id is None:
         return None
-    return (
-        User.objects.filter(email__iexact=member.email.strip(), learner__isnull=True)
-        .order_by("pk")
-        .first()
+    return staff_accounts().filter(pk=member.user_id).first()
+
+
+def _teacher_role_add(
+    school_id: int, user, *, actor: AbstractBaseUser | None, address: str | None
+) -> None:
+    """Give a matched account of another school the teacher role here, if it has none yet."""
+    if user.is_superuser or StaffProfile.objects.filter(user=user, role__in=TRUST_ROLES).exists():
+        return  # a trust role sees every school already
+    if SchoolRole.objects.filter(user=user, school_id=school_id).exists():
+        return  # a role it holds here (an admin stays admin) is never changed
+    staff_role_set(user=user, role=StaffRole.TEACHER, school_id=school_id)
+    audit_record(
+        actor=actor,
+        address=address,
+        action=AuditEvent.Action.STAFF_CHANGED,
+        account=user.get_username(),
+        role=StaffRole.TEACHER,
+        school=School.objects.get(pk=school_id).code,
+        source="roster",
     )
 
 
 def _free_username(member: StaffMember) -> str:
-    """Return the plan's username, else the email, else either with a number, not yet taken."""
-    firsts = [member.username, member.email, member.email.partition("@")[0]]
-    candidates = [username_normal_form(name)[:140] for name in firsts if name.strip()]
-    candidates = candidates or [username_normal_form(member.sourced_id)[:140]]
-    for candidate in candidates:
-        if not User.objects.filter(username__iexact=candidate).exists():
-            return candidate
+    """Return the plan's username, else (taken since) its email's, numbered as the planner does."""
+    planned = username_normal_form(member.username)[:USERNAME_MAX_LENGTH]
+    if planned and not User.objects.filter(username__iexact=planned).exists():
+        return planned
+    base = username_normal_form(member.email.rpartition("@")[0])[: USERNAME_MAX_LENGTH - 4]
+    base = base or planned[: USERNAME_MAX_LENGTH - 4] or "staff"
     number = 2
-    while User.objects.filter(username__iexact=f"{candidates[0]}{number}").exists():
+    while User.objects.filter(username__iexact=f"{base}{number}").exists():
         number += 1
-    return f"{candidates[0]}{number}"
+    return f"{base}{number}"
 
 
 def _teaching_set(
@@ -284,17 +312,19 @@ def _person_link(
     last_modified: str = "",
 ) -> None:
     """Keep which of the portal's learners or accounts the roster's person is."""
-    values: dict[str, object] = {"school_id": school_id}
+    values: dict[str, object] = {}
     if last_modified:
         values["last_modified"] = when(last_modified)
     if grade:
         values["grade"] = grade
     if learner is not None:
         # One roster person per learner: a sourcedId the school changed takes the link over.
-        RosterPerson.objects.filter(learner=learner).filter(~Q(sourced_id=sourced_id)).update(
-            learner=None
-        )
+        RosterPerson.objects.filter(learner=learner).exclude(
+            school_id=school_id, sourced_id=sourced_id
+        ).update(learner=None)
         values.update(role=RosterPerson.Role.STUDENT, learner=learner)
     if user is not None:
         values.update(role=RosterPerson.Role.TEACHER, user=user)
-    RosterPerson.objects.update_or_create(sourced_id=sourced_id, defaults=values)
+    RosterPerson.objects.update_or_create(
+        school_id=school_id, sourced_id=sourced_id, defaults=values
+    )

@@ -64,7 +64,8 @@ def joiners_register(
     people = {
         person.sourced_id: person
         for person in RosterPerson.objects.select_related("import_row").filter(
-            sourced_id__in=[joiner.sourced_id for joiner in school.joiners]
+            school_id=school.school_id,
+            sourced_id__in=[joiner.sourced_id for joiner in school.joiners],
         )
     }
     joining = [joiner for joiner in school.joiners if not _under_way(people.get(joiner.sourced_id))]

@@ -79,7 +79,8 @@ class RosterPerson(models.Model):
         TEACHER = "teacher", gettext_lazy("Teacher")
 
     school = models.ForeignKey("schools.School", on_delete=models.PROTECT, related_name="+")
-    sourced_id = models.CharField(max_length=255, unique=True)
+    # The upstream's id, unique in its school only: two schools' own systems may share ids.
+    sourced_id = models.CharField(max_length=255)
     role = models.CharField(max_length=16, choices=Role.choices)
     learner = models.OneToOneField(
         "learners.Learner",
@@ -102,6 +103,11 @@ class RosterPerson(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["school", "role"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["school", "sourced_id"], name="roster_person_school_sourced_id"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.role} {self.sourced_id}"
@@ -111,11 +117,18 @@ class RosterClass(models.Model):
     """A class of the roster's classes.csv (or a year group made from grades): its group."""
 
     school = models.ForeignKey("schools.School", on_delete=models.PROTECT, related_name="+")
-    sourced_id = models.CharField(max_length=255, unique=True)
+    sourced_id = models.CharField(max_length=255)  # unique in its school only
     group = models.OneToOneField(
         "classes.SchoolGroup", on_delete=models.CASCADE, related_name="roster_class"
     )
     last_modified = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["school", "sourced_id"], name="roster_class_school_sourced_id"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"class {self.sourced_id}"

@@ -126,6 +126,9 @@ class StaffMember:
     last_name: str
     class_ids: list[str]  # the classes they teach (sourcedIds)
     last_modified: str = ""
+    # A matched account of another school: given the teacher role in this one, so that
+    # they see the classes they are linked to (a role it has here is never changed).
+    role_added: bool = False
 
 
 @dataclass

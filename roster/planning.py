@@ -18,6 +18,12 @@ nothing. The rules, school by school:
   birth are an active learner's of the same school is Matched to them; a username held by any
   other account is a problem. Anyone else is a Joiner, with a made password unless the school
   says otherwise (or primary pupils sign in only by card).
+- Moves. SourcedIds are each school's: a school outside the files has ids of its own. Within
+  the files (one upstream) a sourcedId is one person, so a pupil linked to a learner of one of
+  the files' schools (also one a `--school` sync leaves out) and in another's users.csv is
+  moving school. The portal cannot move a learner between schools yet: the pupil is a problem
+  and the school they move to is held, its reason naming them and both schools; an admin moves
+  them by hand (then they are matched by username) or discards the sync.
 - Leavers. With users.csv bulk, every current roster pupil of the school missing from it, or
   there as tobedeleted or disabled, leaves; with a delta only those rows leave; without users.csv
   nobody does. A learner registered by hand (no link) never leaves by the roster.
@@ -30,15 +36,18 @@ nothing. The rules, school by school:
   differ, a ClassChange; homeroom is a tutor group, scheduled a teaching class; its level comes
   from its grades, else its pupils' most common level; its academic year from its term's
   schoolYear. A name another group of that school and year has gets the class's sourcedId after
-  it. OneRoster has no year groups: one per grade and academic year is made from the pupils'
-  grades ("Year 7", "Reception", else "Grade X") and each pupil joins theirs.
+  it (also when applying, for a group made since the preview): a group staff made by hand is
+  never taken over. OneRoster has no year groups: one per grade and academic year is made from
+  the pupils' grades ("Year 7", "Reception", else "Grade X") and each pupil joins theirs.
 - September. When the files' academic year (the latest of their active classes, else of their
   sessions) is later than that of the school's roster groups, every roster group of an earlier
   year is archived, the new year's classes and year groups are made, pupils move, and a pupil
   whose level changes shows it. Such a sync is always held for an admin to read first.
 - Staff. Teachers (1.2: primary role teacher) are linked, else matched by email to exactly one
   active staff account, else given a new account (username from their email), and put with
-  the classes they teach. The roster never makes administrators or any other role: admin,
+  the classes they teach. A matched account with no role in the school (a teacher of another
+  school of the trust) is given the teacher role there ("teacher role added"); a role it
+  holds is never changed. The roster never makes administrators or any other role: admin,
   safeguarding and head-of-year roles are given in the portal only. Only teachers who are
   new, newly linked or whose classes change are listed.
 - Holds. A school's part is held when more than ROSTER_HOLD_LEAVERS_PERCENT of its current
@@ -76,12 +85,16 @@ def plan_sync(
     problems: list[Problem] = []
     orgs = _orgs_matched(files, school, problems)
     schools = {found.pk: found for found in orgs.values()}
-    state = portal_state_load(sorted(schools), files.people.keys())
+    others = {} if school is None else _schools_left_out(files, school)
+    pupils = (p.sourced_id for p in files.people.values() if p.role == STUDENT)
+    state = portal_state_load(sorted(schools), others=others, pupils=pupils)
+    state.file_schools = {**others, **{pk: found.name for pk, found in schools.items()}}
     people, classes, enrolments = _by_school(files, orgs, state)
     unlinked = (
         username_normal_form(person.username)
-        for person in files.people.values()
-        if person.role == STUDENT and person.sourced_id not in state.links
+        for school_id, found in people.items()
+        for person in found
+        if person.role == STUDENT and (school_id, person.sourced_id) not in state.links
     )
     accounts = accounts_by_username(unlinked)
     present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
@@ -105,7 +118,7 @@ def plan_sync(
         teachers = [p for p in people[found.pk] if p.role == TEACHER]
         plan.staff = staff_plan(files, state, planner, teachers, enrolments[found.pk], problems)
         staff.extend(plan.staff)
-        plan.hold_reasons = _school_holds(plan, planner)
+        plan.hold_reasons += _school_holds(plan, planner)
         plans.append(plan)
     usernames_give(staff, files.people, set(usernames))
     return SyncPlan(
@@ -146,6 +159,18 @@ def _orgs_matched(
     return matched
 
 
+def _schools_left_out(files: RosterFileSet, only: School) -> dict[int, str]:
+    """Return the portal schools (id -> name) of the files' orgs a one-school sync leaves out."""
+    by_code = {found.code.casefold(): found for found in School.objects.exclude(pk=only.pk)}
+    left_out = {}
+    for org in files.orgs.values():
+        code = org.identifier.strip() or org.sourced_id
+        found = by_code.get(code.casefold()) or by_code.get(org.sourced_id.casefold())
+        if found is not None:
+            left_out[found.pk] = found.name
+    return left_out
+
+
 def _by_school(
     files: RosterFileSet, orgs: dict[str, School], state: PortalState
 ) -> tuple[dict[int, list[Person]], dict[int, list[RosterClass]], dict[int, list[Enrolment]]]:
@@ -156,6 +181,7 @@ def _by_school(
         if found is not None:
             people[found.pk].append(person)
     class_school = {}
+    school_ids = sorted({found.pk for found in orgs.values()})
     for klass in files.classes.values():
         if klass.org_id in orgs:
             class_school[klass.sourced_id] = orgs[klass.org_id].pk
@@ -163,8 +189,8 @@ def _by_school(
     for row in files.enrolments:
         school_id = class_school.get(row.class_id)
         if school_id is None and row.class_id not in files.classes:
-            group = state.groups.get(row.class_id)
-            school_id = group.school_id if group else None
+            # A class of an earlier file: the roster group of that id in one of the schools.
+            school_id = next((pk for pk in school_ids if (pk, row.class_id) in state.groups), None)
         if school_id is not None:
             enrolments[school_id].append(row)
     return people, classes, enrolments

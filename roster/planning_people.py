@@ -74,9 +74,8 @@ class PupilPlanner:
                     self._leave(learner, link.sourced_id)
 
     def _row(self, person: Person) -> None:
-        link = self.state.links.get(person.sourced_id)
-        if link and link.school_id != self.plan.school_id:
-            self._problem(person, "This pupil is a learner of another school in the portal.")
+        link = self.state.links.get((self.plan.school_id, person.sourced_id))
+        if link is None and self._moving(person):
             return
         if (
             link
@@ -105,6 +104,39 @@ class PupilPlanner:
             if account is not None:
                 return self._plan_taken(person, account)
         self._plan_joiner(person)
+
+    def _moving(self, person: Person) -> bool:
+        """Hold a pupil the files move from another of their schools: a problem, not a joiner.
+
+        The upstream has one learner per person and a learner belongs to one school, which
+        the portal cannot change yet: an admin moves them by hand or discards the sync.
+        """
+        here = self.plan.school_id
+        for school_id, school_name in sorted(self.state.file_schools.items()):
+            link = self.state.links.get((school_id, person.sourced_id))
+            if school_id == here or link is None or link.role != "student":
+                continue
+            registered = link.import_state == ImportRow.State.REGISTERED
+            learner_id = link.learner_id or (link.import_learner_id if registered else None)
+            learner = self.state.learners.get(learner_id) if learner_id else None
+            if learner is None and link.import_state not in PENDING:
+                continue  # never registered there: a joiner here
+            if learner is not None and (
+                learner.status != Learner.Status.ACTIVE or learner.school_id == here
+            ):
+                continue  # erased, or moved by hand already (matched here by username)
+            name = learner.name if learner else f"{person.given_name} {person.family_name}"
+            self._problem(
+                person,
+                f"This pupil is a learner of {school_name} in the portal, which cannot move a "
+                "learner between schools yet.",
+            )
+            self.plan.hold_reasons.append(
+                f"{name.strip()} moves from {school_name} to {self.plan.name}: the portal cannot "
+                "move a learner between schools yet; move them by hand, or discard this sync."
+            )
+            return True
+        return False
 
     def _plan_joiner(self, person: Person) -> None:
         checked = pupil_checked(person, self.table, self.settings)
@@ -185,9 +217,9 @@ class PupilPlanner:
 
     def _enrolments_only(self, sourced_id: str) -> None:
         """Plan the class moves of a current pupil a delta's enrolments name, users.csv not."""
-        link = self.state.links.get(sourced_id)
+        link = self.state.links.get((self.plan.school_id, sourced_id))
         learner = self.state.learners.get(link.learner_id) if link and link.learner_id else None
-        if learner is None or not learner.current or link.school_id != self.plan.school_id:
+        if learner is None or not learner.current:
             return
         current, old = self._current(learner.id)
         desired = self._desired(sourced_id, current, None)

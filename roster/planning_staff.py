@@ -41,7 +41,7 @@ def staff_plan(
     for person in sorted(teachers, key=lambda p: p.sourced_id):
         if person.status != ACTIVE or not person.enabled:
             continue  # a teacher who leaves keeps their account: staff close it in the portal
-        link = state.links.get(person.sourced_id)
+        link = state.links.get((classes.school_id, person.sourced_id))
         user_id = link.user_id if link and link.role == TEACHER else None
         email = person.email.strip()
         if user_id is None and email:
@@ -79,10 +79,11 @@ def staff_plan(
         wanted &= known
         if user_id is not None and link is not None and wanted == current:
             continue
+        role_added = user_id is not None and not state.has_role(user_id, classes.school_id)
         members.append(
             StaffMember(
                 person.sourced_id, user_id, "", email, person.given_name.strip(),
-                person.family_name.strip(), sorted(wanted),
+                person.family_name.strip(), sorted(wanted), role_added=role_added,
             )
         )  # fmt: skip
     return members

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
+from accounts.models import TRUST_ROLES
 from accounts.selectors import staff_accounts
 from classes.models import GroupMembership, GroupStaff, SchoolGroup
 from imports.models import ImportRow
@@ -111,9 +113,10 @@ class AccountNow:
 @dataclass
 class PortalState:
     settings: dict[int, PartnerSettings] = field(default_factory=dict)
-    links: dict[str, LinkNow] = field(default_factory=dict)
+    # By (school id, sourcedId): a sourcedId is unique in its school only.
+    links: dict[tuple[int, str], LinkNow] = field(default_factory=dict)
     learners: dict[int, LearnerNow] = field(default_factory=dict)
-    groups: dict[str, GroupNow] = field(default_factory=dict)  # by sourcedId
+    groups: dict[tuple[int, str], GroupNow] = field(default_factory=dict)  # (school, sourcedId)
     # Current memberships of roster groups (not archived): learner id -> group ids.
     members: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     teaching: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
@@ -121,17 +124,32 @@ class PortalState:
     hand_names: dict[tuple[int, str], set[str]] = field(default_factory=lambda: defaultdict(set))
     # Active staff accounts by case-folded email.
     staff_by_email: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    # Who may see a school's classes: (user id, school id) of a role there, (user id, None)
+    # of a trust role or superuser (every school).
+    roles: set[tuple[int, int | None]] = field(default_factory=set)
+    # The files' schools (id -> name), those the sync leaves out too: one upstream, so a
+    # sourcedId linked in one of them is the same pupil.
+    file_schools: dict[int, str] = field(default_factory=dict)
+
+    def has_role(self, user_id: int, school_id: int) -> bool:
+        """Return whether the account holds a role in the school, or one above every school."""
+        return (user_id, school_id) in self.roles or (user_id, None) in self.roles
 
     def group_sourced_ids(self) -> dict[int, str]:
         return {group.id: group.sourced_id for group in self.groups.values()}
 
 
-def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> PortalState:
-    """Read the schools' settings, roster links, learners, roster groups and their members."""
+def portal_state_load(
+    school_ids: list[int], *, others: dict[int, str] | None = None, pupils: Iterable[str] = ()
+) -> PortalState:
+    """Read the schools' settings, roster links, learners, roster groups and their members.
+
+    `others`: the files' schools the sync leaves out; the links of `pupils` there are read too.
+    """
     state = PortalState()
     found = {row.school_id: row for row in PartnerSettings.objects.filter(school_id__in=school_ids)}
     state.settings = {pk: found.get(pk) or PartnerSettings(school_id=pk) for pk in school_ids}
-    _links_load(state, school_ids, sourced_ids)
+    _links_load(state, school_ids, sorted(others or {}), pupils)
     groups = RosterClass.objects.filter(school_id__in=school_ids, group__archived_at__isnull=True)
     for row in groups.values_list(
         "group_id",
@@ -143,7 +161,7 @@ def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> Port
         "group__academic_year",
         "last_modified",
     ):
-        state.groups[row[1]] = GroupNow(*row)
+        state.groups[(row[2], row[1])] = GroupNow(*row)
     managed = {
         "group__roster_class__school_id__in": school_ids,
         "group__archived_at__isnull": True,
@@ -160,11 +178,26 @@ def portal_state_load(school_ids: list[int], sourced_ids: Iterable[str]) -> Port
         state.hand_names[(school_id, year)].add(name.casefold())
     for user_id, email in staff_accounts().exclude(email="").values_list("id", "email"):
         state.staff_by_email[email.casefold()].append(user_id)
+    roles = get_user_model().objects.filter(
+        Q(school_roles__school_id__in=school_ids)
+        | Q(staff_profile__role__in=TRUST_ROLES)
+        | Q(is_superuser=True)
+    )
+    for user_id, school_id, trust_role, superuser in roles.values_list(
+        "id", "school_roles__school_id", "staff_profile__role", "is_superuser"
+    ):
+        above = superuser or trust_role in TRUST_ROLES
+        state.roles.add((user_id, None if above else school_id))
     return state
 
 
-def _links_load(state: PortalState, school_ids: list[int], sourced_ids: Iterable[str]) -> None:
-    """Read the schools' RosterPeople (and the files' people linked in other schools)."""
+def _links_load(
+    state: PortalState, school_ids: list[int], others: list[int], pupils: Iterable[str]
+) -> None:
+    """Read the schools' RosterPeople, and the pupils' in the files' other schools.
+
+    A school outside the files has sourcedIds of its own: its links are never read.
+    """
     columns = (
         "sourced_id",
         "school_id",
@@ -180,14 +213,17 @@ def _links_load(state: PortalState, school_ids: list[int], sourced_ids: Iterable
     def take(rows) -> None:
         for row in rows:
             link = LinkNow(*row[:5], row[5] or "", *row[6:8])
-            state.links[link.sourced_id] = link
+            state.links[(link.school_id, link.sourced_id)] = link
             if link.learner_id is not None:
                 state.learners[link.learner_id] = LearnerNow(link.learner_id, *row[8:])
 
     take(RosterPerson.objects.filter(school_id__in=school_ids).values_list(*columns))
-    elsewhere = [sid for sid in sourced_ids if sid not in state.links]
-    for batch in chunked(elsewhere):
-        take(RosterPerson.objects.filter(sourced_id__in=batch).values_list(*columns))
+    if others:
+        elsewhere = RosterPerson.objects.filter(
+            school_id__in=others, role=RosterPerson.Role.STUDENT
+        )
+        for batch in chunked(sorted(set(pupils))):
+            take(elsewhere.filter(sourced_id__in=batch).values_list(*columns))
     registered = {
         link.import_learner_id
         for link in state.links.values()

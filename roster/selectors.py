@@ -15,7 +15,7 @@ from classes.models import SchoolGroup
 from imports.models import ImportJob
 from learners.models import Level
 from roster.models import RosterSync
-from roster.plan import SchoolPlan, SyncPlan
+from roster.plan import SchoolPlan, StaffMember, SyncPlan
 from schools.models import several_schools
 
 # A preview's list shows this many names; the result file has every one.
@@ -149,9 +149,17 @@ def school_lists(school: SchoolPlan) -> list[NamedList]:
         _named(
             "linked_staff",
             _("Staff linked to their accounts"),
-            [f"{s.first_name} {s.last_name} ({s.email or s.username})" for s in linked],
+            [_staff_linked(s, school) for s in linked],
         ),
     ]
+
+
+def _staff_linked(member: StaffMember, school: SchoolPlan) -> str:
+    line = f"{member.first_name} {member.last_name} ({member.email or member.username})"
+    if member.role_added:
+        # Translators: A teacher of another school matched by email, now a teacher here too.
+        line += ": " + _("teacher role added in %(school)s") % {"school": school.name}
+    return line
 
 
 def sync_hold_reasons(sync: RosterSync, plan: SyncPlan) -> list[str]:
@@ -200,6 +208,8 @@ def _entry_row(school: SchoolPlan, what: str, entry) -> tuple:
         detail = entry.academic_year
     elif what == "staff":
         detail = f"{entry.email}; " + (_("new account") if entry.user_id is None else _("linked"))
+        if entry.role_added:
+            detail += "; " + _("teacher role added in %(school)s") % {"school": school.name}
     sourced = getattr(entry, "sourced_id", "")
     return (school.name, WHAT[what], name, sourced, detail, "", "", "")
 

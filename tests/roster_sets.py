@@ -111,8 +111,7 @@ def plan_apply(plan: SyncPlan, files: RosterFileSet | None = None) -> None:
                 academic_year=new.academic_year,
             )  # fmt: skip
             RosterClass.objects.update_or_create(
-                sourced_id=new.sourced_id,
-                defaults={"school_id": school.school_id, "group": group},
+                school_id=school.school_id, sourced_id=new.sourced_id, defaults={"group": group}
             )
         for change in school.class_changes:
             SchoolGroup.objects.filter(pk=change.group_id).update(
@@ -133,15 +132,15 @@ def plan_apply(plan: SyncPlan, files: RosterFileSet | None = None) -> None:
                 upstream_user_id=f"up-{joiner.sourced_id}", status=Learner.Status.ACTIVE,
             )  # fmt: skip
             RosterPerson.objects.update_or_create(
-                sourced_id=joiner.sourced_id,
-                defaults={"school_id": school.school_id, "role": "student", "learner": learner,
+                school_id=school.school_id, sourced_id=joiner.sourced_id,
+                defaults={"role": "student", "learner": learner,
                           "grade": joiner.grade, "import_row": None},
             )  # fmt: skip
             _join(groups, learner.pk, joiner.class_ids)
         for matched in school.matched:
             RosterPerson.objects.update_or_create(
-                sourced_id=matched.sourced_id,
-                defaults={"school_id": school.school_id, "role": "student",
+                school_id=school.school_id, sourced_id=matched.sourced_id,
+                defaults={"role": "student",
                           "learner_id": matched.learner_id, "grade": matched.grade},
             )  # fmt: skip
             _join(groups, matched.learner_id, matched.class_ids)
@@ -172,8 +171,9 @@ def plan_apply(plan: SyncPlan, files: RosterFileSet | None = None) -> None:
                 user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
                 user_id = user.pk
             RosterPerson.objects.update_or_create(
+                school_id=school.school_id,
                 sourced_id=member.sourced_id,
-                defaults={"school_id": school.school_id, "role": "teacher", "user_id": user_id},
+                defaults={"role": "teacher", "user_id": user_id},
             )
             wanted = {groups[sid] for sid in member.class_ids}
             GroupStaff.objects.filter(user_id=user_id, group__roster_class__isnull=False).exclude(

@@ -311,7 +311,7 @@ def test_staff_are_matched_by_email_never_duplicated_and_never_given_powers(db):
     hand_made = make_group("Chess club")
     GroupStaff.objects.create(group=hand_made, user=head)
     staff = [
-        StaffMember("t-hana", None, "hana", "hana.head@school.example", "Hana", "Head",
+        StaffMember("t-hana", head.pk, "", "hana.head@school.example", "Hana", "Head",
                     ["class-7a"]),
         StaffMember("t-new", None, "nia.new", "nia.new@school.example", "Nia", "New",
                     ["class-7a"]),
@@ -338,6 +338,59 @@ def test_staff_are_matched_by_email_never_duplicated_and_never_given_powers(db):
     assert not GroupStaff.objects.filter(group=group, user=head).exists()
     assert GroupStaff.objects.filter(group=hand_made, user=head).exists()
     assert SchoolRole.objects.get(user=head, school=school).role == StaffRole.ADMIN
+
+
+def test_a_new_teacher_gets_the_new_account_previewed_never_a_closed_one(db):
+    closed = make_staff("tom", role=StaffRole.TEACHER)
+    closed.email = "tom@school.example"
+    closed.is_active = False
+    closed.save()
+    pupil = make_learner("tina.pupil", "u-tina")
+    User.objects.filter(pk=pupil.user_id).update(email="tina@school.example")
+    staff = [
+        StaffMember("t-tom", None, "tom", "tom@school.example", "Tom", "T", ["class-7a"]),
+        StaffMember("t-tina", None, "tina", "tina@school.example", "Tina", "T", ["class-7a"]),
+    ]
+
+    applied(school_plan(new_classes=[CLASS_7A], staff=staff))
+
+    tom = RosterPerson.objects.get(sourced_id="t-tom").user
+    assert (tom.username, tom.email, tom.is_active) == ("tom2", "tom@school.example", True)
+    assert SchoolRole.objects.get(user=tom, school=School.default()).role == StaffRole.TEACHER
+    tina = RosterPerson.objects.get(sourced_id="t-tina").user
+    assert tina.username == "tina" and tina != pupil.user
+    group = RosterClass.objects.get(sourced_id="class-7a").group
+    assert set(GroupStaff.objects.filter(group=group).values_list("user", flat=True)) == {
+        tom.pk, tina.pk,
+    }  # fmt: skip
+    closed.refresh_from_db()
+    assert not closed.is_active and not GroupStaff.objects.filter(user=closed).exists()
+
+
+def test_a_matched_account_closed_since_the_preview_is_not_linked(db):
+    tom = make_staff("tom", role=StaffRole.TEACHER)
+    User.objects.filter(pk=tom.pk).update(is_active=False)
+    staff = [StaffMember("t-tom", tom.pk, "", "tom@school.example", "Tom", "T", ["class-7a"])]
+
+    applied(school_plan(new_classes=[CLASS_7A], staff=staff))
+
+    assert RosterClass.objects.filter(sourced_id="class-7a").exists()
+    assert not RosterPerson.objects.filter(sourced_id="t-tom").exists()
+    assert not GroupStaff.objects.filter(user=tom).exists()
+    assert User.objects.filter(email="tom@school.example").count() == 0
+
+
+def test_a_role_added_never_changes_a_role_held_here_since_the_preview(db):
+    admin = make_staff("ada.admin", role=StaffRole.ADMIN)
+    staff = [StaffMember("t-ada", admin.pk, "", "", "Ada", "A", ["class-7a"], role_added=True)]
+
+    applied(school_plan(new_classes=[CLASS_7A], staff=staff))
+
+    group = RosterClass.objects.get(sourced_id="class-7a").group
+    assert GroupStaff.objects.filter(group=group, user=admin).exists()
+    assert SchoolRole.objects.get(user=admin, school=School.default()).role == StaffRole.ADMIN
+    events = AuditEvent.objects.filter(action=Action.STAFF_CHANGED)
+    assert [event.detail.get("role") for event in events] == [None]
 
 
 # September ---------------------------------------------------------------------------------------
@@ -376,15 +429,21 @@ def test_september_archives_last_years_classes_and_builds_this_years(db):
     assert AuditEvent.objects.filter(action=Action.GROUP_CREATED).count() == 2
 
 
-def test_a_class_staff_made_by_hand_is_adopted_not_doubled(db):
+def test_a_class_staff_made_by_hand_since_the_preview_is_never_taken_over(db):
     by_hand = make_group("7A")
     by_hand.academic_year = YEAR
     by_hand.save()
+    pupil = make_learner("sam.pupil", "u-sam")
+    put_in_group(by_hand, pupil)
+    changes = [Change(pupil.pk, "pupil-sam", "Sam Pupil", classes_joined=["class-7a"])]
 
-    applied(school_plan(new_classes=[CLASS_7A]))
+    applied(school_plan(new_classes=[CLASS_7A], changes=changes))
 
-    assert RosterClass.objects.get(sourced_id="class-7a").group == by_hand
-    assert SchoolGroup.objects.filter(name="7A").count() == 1
+    made = RosterClass.objects.get(sourced_id="class-7a").group
+    assert made.name == "7A (class-7a)" and made != by_hand
+    assert not RosterClass.objects.filter(group=by_hand).exists()
+    assert list(by_hand.memberships.values_list("learner", flat=True)) == [pupil.pk]
+    assert list(made.memberships.values_list("learner", flat=True)) == [pupil.pk]
 
 
 def test_applying_a_plan_twice_changes_nothing_more(leaver_setup):

@@ -9,16 +9,21 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from classes.models import SchoolGroup
+from accounts.models import SchoolRole, StaffRole
+from audit.models import AuditEvent
+from classes.models import GroupStaff, SchoolGroup
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
-from roster.models import RosterPerson
+from roster.applying import plan_apply as roster_apply
+from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import YEAR_GROUP_PREFIX, SyncPlan
 from roster.planning import plan_sync
 from roster.records import AcademicSession, Problem
+from roster.selectors import school_lists
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_learner, make_staff, put_in_group
-from tests.roster_files import Klass, RosterSpec, Teacher, Term, school_spec
+from tests.roster_files import Klass, RosterSpec, Teacher, Term, add_school, school_spec
+from tests.roster_files import School as RosterSchool
 from tests.roster_sets import file_set, plan_apply
 
 pytestmark = pytest.mark.django_db
@@ -346,6 +351,93 @@ def test_a_hand_registered_learner_of_another_school_is_not_matched(school):
     assert plan.schools[0].matched == []
 
 
+def really_applied(plan: SyncPlan) -> None:
+    """Apply the plan as a sync does (roster.applying); joiners' rows stay queued."""
+    sync = RosterSync.objects.create(
+        origin=RosterSync.Origin.COMMAND, state=RosterSync.State.APPLYING, plan=plan.to_json()
+    )
+    roster_apply(sync=sync, actor=None, address=None)
+
+
+def own_roster(code: str, org: str) -> RosterSpec:
+    """Return a school's own roster whose ids (x-class-1, x-teacher-1...) another may use."""
+    spec = school_spec(code=code, org=org, prefix="x", pupils=2, classes=1)
+    spec.pupils = [replace(p, username=f"{code.lower()}.{p.username}") for p in spec.pupils]
+    spec.teachers = [replace(t, email=f"{code.lower()}.{t.email}") for t in spec.teachers]
+    return spec
+
+
+def test_two_schools_using_the_same_roster_ids_never_cross(school):
+    aaa = School.objects.create(code="AAA", name="Aspen")
+    bbb = School.objects.create(code="BBB", name="Birch")
+    really_applied(planned(own_roster("AAA", "org-a")))
+    aaa_class = RosterClass.objects.get(school=aaa, sourced_id="x-class-1").group
+    aaa_teacher = RosterPerson.objects.get(school=aaa, sourced_id="x-teacher-1").user
+
+    plan = planned(own_roster("BBB", "org-b"))
+
+    assert reasons(plan) == []
+    (mine,) = plan.schools
+    assert [new.sourced_id for new in mine.new_classes][0] == "x-class-1"
+    assert [j.username for j in mine.joiners] == ["bbb.x.pupil1", "bbb.x.pupil2"]
+    assert [(m.sourced_id, m.user_id) for m in mine.staff] == [("x-teacher-1", None)]
+    # September at Aspen: its class is archived; Birch's new one must not take its link.
+    SchoolGroup.objects.filter(pk=aaa_class.pk).update(archived_at=timezone.now())
+    really_applied(plan)
+
+    bbb_class = RosterClass.objects.get(school=bbb, sourced_id="x-class-1").group
+    assert (bbb_class.school, bbb_class.name) == (bbb, "07A")
+    assert RosterClass.objects.get(school=aaa, sourced_id="x-class-1").group == aaa_class
+    bbb_teacher = RosterPerson.objects.get(school=bbb, sourced_id="x-teacher-1").user
+    assert bbb_teacher.email == "bbb.teacher1.x@school.example"
+    assert list(GroupStaff.objects.filter(group=bbb_class).values_list("user", flat=True)) == [
+        bbb_teacher.pk
+    ]
+    assert not GroupStaff.objects.filter(group=bbb_class, user=aaa_teacher).exists()
+    assert RosterPerson.objects.get(school=aaa, sourced_id="x-teacher-1").user == aaa_teacher
+
+
+def test_a_pupil_moving_between_the_files_schools_holds_the_sync_and_names_them(school):
+    ash = School.objects.create(code="ASH", name="Ash Academy")
+    spec = school_spec(code="SCHOOL", org="org-1", pupils=2, classes=1)
+    spec.schools.append(RosterSchool("org-2", "Ash", "ASH"))
+    add_school(spec, org="org-2", pupils=1, classes=1, grade="07", year_of_birth=2014,
+               prefix="org-2")  # fmt: skip
+    synced(spec)
+    mover = Learner.objects.get(username="org-1.pupil1")
+    spec.pupils[0] = replace(spec.pupils[0], school="org-2")
+
+    for only in (None, ash):
+        plan = planned(spec, school=only)
+
+        assert plan.held
+        by_code = {part.code: part for part in plan.schools}
+        assert by_code["ASH"].hold_reasons == [
+            f"{mover.first_name} {mover.last_name} moves from Our school to Ash Academy: the "
+            "portal cannot move a learner between schools yet; move them by hand, or discard "
+            "this sync."
+        ]
+        assert reasons(plan) == [
+            "This pupil is a learner of Our school in the portal, which cannot move a learner "
+            "between schools yet."
+        ]
+        assert plan.problems[0].sourced_id == "org-1-pupil-1"
+        assert by_code["ASH"].joiners == [] and by_code["ASH"].matched == []
+        assert all(part.leavers == [] for part in plan.schools)
+    # Moved by hand: matched by username in their new school, no longer held.
+    Learner.objects.filter(pk=mover.pk).update(school=ash)
+    plan = planned(spec)
+    assert not plan.held and reasons(plan) == []
+    assert [m.learner_id for m in plan.schools[0].matched] == [mover.pk]
+    # Another school's own files (not the trust's) use ids of their own: no move.
+    own = school_spec(code="ASH", org="org-2", pupils=0, classes=1)
+    own.pupils = [spec.pupils[2], replace(spec.pupils[0], username="ash.newcomer")]
+    own.enrolments += [("org-2-class-1", p.sourced_id, "student") for p in own.pupils]
+    plan = planned(own)
+    assert not plan.held and reasons(plan) == []
+    assert [j.username for j in plan.schools[0].joiners] == ["ash.newcomer"]
+
+
 # Leavers -----------------------------------------------------------------------------------
 
 
@@ -612,6 +704,35 @@ def test_teachers_are_matched_by_email_given_accounts_and_never_powers(school):
         (6, "email: the teacher has no email address, which their account and single sign-on "
             "need."),
     ]  # fmt: skip
+
+
+def test_a_teacher_of_another_school_matched_by_email_gets_the_teacher_role_here(school):
+    elm = School.objects.create(code="ELM", name="Elm Academy")
+    spec = school_spec(pupils=2, classes=2)
+    elsewhere = make_staff("mr.elm", role=StaffRole.TEACHER, school=elm)
+    User.objects.filter(pk=elsewhere.pk).update(email="teacher1.org-1@school.example")
+    admin = make_staff("ms.admin", role=StaffRole.ADMIN, school=school)
+    User.objects.filter(pk=admin.pk).update(email="teacher2.org-1@school.example")
+
+    plan = planned(spec)
+
+    (mine,) = plan.schools
+    assert [(m.user_id, m.role_added) for m in mine.staff] == [
+        (elsewhere.pk, True), (admin.pk, False),
+    ]  # fmt: skip
+    (linked,) = [shown for shown in school_lists(mine) if shown.key == "linked_staff"]
+    assert linked.names == [
+        "Teacher Org-11 (teacher1.org-1@school.example): teacher role added in Our school",
+        "Teacher Org-12 (teacher2.org-1@school.example)",
+    ]
+    really_applied(plan)
+    assert SchoolRole.objects.get(user=elsewhere, school=school).role == StaffRole.TEACHER
+    assert SchoolRole.objects.get(user=elsewhere, school=elm).role == StaffRole.TEACHER
+    assert SchoolRole.objects.get(user=admin, school=school).role == StaffRole.ADMIN
+    changed = AuditEvent.objects.filter(action=AuditEvent.Action.STAFF_CHANGED)
+    roles = [(e.detail["account"], e.detail.get("role"), e.detail.get("school")) for e in changed]
+    assert ("mr.elm", StaffRole.TEACHER, "SCHOOL") in roles
+    assert [account for account, role, _ in roles if role] == ["mr.elm"]
 
 
 def test_unchanged_teachers_are_not_listed_and_a_new_class_lists_them(school):
