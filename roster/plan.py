@@ -48,6 +48,8 @@ class Leaver:
     learner_id: int
     name: str
     sourced_id: str = ""
+    # The tobedeleted (or disabled) row's dateLastModified; "" for a pupil a bulk file lacks.
+    last_modified: str = ""
 
 
 @dataclass
@@ -81,6 +83,7 @@ class Matched:
     name: str
     grade: str = ""
     class_ids: list[str] = field(default_factory=list)  # roster classes to join (sourcedIds)
+    last_modified: str = ""
 
 
 @dataclass

@@ -21,7 +21,8 @@ nothing. The rules, school by school:
 - Leavers. With users.csv bulk, every current roster pupil of the school missing from it, or
   there as tobedeleted or disabled, leaves; with a delta only those rows leave; without users.csv
   nobody does. A learner registered by hand (no link) never leaves by the roster.
-- Delta. A delta row no newer than what was applied (`last_modified`) changes nothing. Bulk
+- Delta. A delta row no newer than what was applied (`last_modified`, kept for every person
+  applied, a leaver's too) changes nothing: a late, older delta never undoes a newer one. Bulk
   enrollments.csv is the whole truth of the roster classes of the pupils it covers; a delta's
   active rows join and tobedeleted rows leave. Only groups the roster made (RosterClass) are
   managed: groups staff made by hand are never touched. The same files planned again once

@@ -71,7 +71,7 @@ class PupilPlanner:
             for link in sorted(mine, key=lambda link: link.sourced_id):
                 learner = self.state.learners.get(link.learner_id)
                 if learner and learner.current and link.sourced_id not in self.present:
-                    self._leave(learner, link.sourced_id)
+                    self._leave(learner, link.sourced_id, "")  # no row, so no date
 
     def _row(self, person: Person) -> None:
         link = self.state.links.get(person.sourced_id)
@@ -87,7 +87,7 @@ class PupilPlanner:
         learner = self.state.learners.get(link.learner_id) if link and link.learner_id else None
         if person.status != ACTIVE or not person.enabled:
             if learner and learner.current:
-                self._leave(learner, person.sourced_id)
+                self._leave(learner, person.sourced_id, stamp(person.date_last_modified))
             return
         self.planned.add(person.sourced_id)
         if link and not link.learner_id and link.import_state in PENDING:
@@ -157,7 +157,7 @@ class PupilPlanner:
         desired = self._desired(person.sourced_id, current, checked)
         self.plan.matched.append(
             Matched(learner.id, person.sourced_id, learner.name, checked.grade,
-                    sorted(desired - current))
+                    sorted(desired - current), stamp(person.date_last_modified))
         )  # fmt: skip
         change = self._change(person.sourced_id, learner, checked)
         change.groups_left = self._left(current - desired, old)
@@ -202,11 +202,11 @@ class PupilPlanner:
         if change.details or change.level_to or change.classes_joined or change.groups_left:
             self.plan.changes.append(change)
 
-    def _leave(self, learner: LearnerNow, sourced_id: str) -> None:
+    def _leave(self, learner: LearnerNow, sourced_id: str, modified: str) -> None:
         if sourced_id in self.leaving:
             return
         self.leaving.add(sourced_id)
-        self.plan.leavers.append(Leaver(learner.id, learner.name, sourced_id))
+        self.plan.leavers.append(Leaver(learner.id, learner.name, sourced_id, modified))
         self.plan.enrolments_changed += len(self.state.members.get(learner.id, ()))
 
     def _current(self, learner_id: int) -> tuple[set[str], list[int]]:

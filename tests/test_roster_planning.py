@@ -323,6 +323,7 @@ def test_a_learner_registered_by_hand_is_matched_by_username_and_birth_date(scho
         ("org-1-pupil-1", same.pk), ("org-1-pupil-2", renamed.pk),
     ]  # fmt: skip
     assert mine.matched[0].class_ids == sorted(["org-1-class-1", year_group(school)])
+    assert mine.matched[0].last_modified == "2026-09-01T08:00:00+00:00"  # kept when linked
     assert [(c.sourced_id, c.details) for c in mine.changes] == [
         ("org-1-pupil-2", {"first_name": "Pupil2", "last_name": "Org-1"})
     ]
@@ -362,6 +363,8 @@ def test_pupils_missing_from_a_bulk_users_file_leave_but_never_a_hand_registered
     assert [(x.sourced_id, x.name) for x in mine.leavers] == [
         ("org-1-pupil-2", "Pupil2 Org-1"), ("org-1-pupil-1", "Pupil1 Org-1"),
     ]  # fmt: skip
+    # The tobedeleted row's date is kept; a pupil the file lacks has no row, so no date.
+    assert [x.last_modified for x in mine.leavers] == ["2026-09-01T08:00:00+00:00", ""]
     assert (mine.left, mine.learners_before, mine.enrolments_changed) == (2, 10, 4)
     assert mine.hold_reasons == [
         "2 of the school's 10 pupils would leave (20%), more than the 10% a sync applies "
