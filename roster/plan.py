@@ -174,6 +174,8 @@ class SyncPlan:
     problems: list[Problem] = field(default_factory=list)
     # Why the whole sync is held (an empty or truncated file), in sentences.
     hold_reasons: list[str] = field(default_factory=list)
+    # When it was worked out (ISO, under the sync lock): a sync applied after it makes it stale.
+    planned_at: str = ""
 
     @property
     def held(self) -> bool:
@@ -202,6 +204,7 @@ class SyncPlan:
             schools=[_school_from_json(school) for school in data.get("schools", [])],
             problems=[Problem(**problem) for problem in data.get("problems", [])],
             hold_reasons=list(data.get("hold_reasons", [])),
+            planned_at=data.get("planned_at", ""),
         )
 
 

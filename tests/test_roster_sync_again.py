@@ -14,7 +14,7 @@ from classes.models import GroupMembership
 from imports.models import ImportJob
 from learners.models import Learner
 from roster.models import RosterClass, RosterPerson, RosterSync
-from roster.services import roster_sync_start
+from roster.services import RosterSyncClosed, roster_sync_approve, roster_sync_start
 from tests.roster_files import Pupil, roster_write, school_spec
 
 DELTA_USERS = {"users": "delta", "demographics": "delta", "enrollments": "absent",
@@ -118,3 +118,25 @@ def test_an_older_delta_taken_after_a_newer_one_does_not_bring_a_leaver_back(bul
     assert counts(late) == ("applied", 0, 0, 0, 0)
     learner.refresh_from_db()
     assert learner.left_at is not None and not learner.user.is_active
+
+
+@pytest.mark.backend
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("first", [0, 1], ids=["oldest-first", "newest-first"])
+def test_of_two_held_syncs_only_the_first_approved_applies(bulk, tmp_path, staff, first):
+    # Each bulk lacks a different four of the 20 pupils (20%): each is held.
+    ids = [pupil.sourced_id for pupil in bulk.pupils]
+    held = [
+        sync_files(bulk.without(*ids[:4]), tmp_path / "one"),
+        sync_files(bulk.without(*ids[4:8]), tmp_path / "two"),
+    ]
+    assert [sync.state for sync in held] == [RosterSync.State.HELD] * 2
+    approved, other = held[first], held[1 - first]
+
+    roster_sync_approve(sync=approved, approved_by=staff, address=None)
+    with pytest.raises(RosterSyncClosed, match="Another sync was applied after this one was read"):
+        roster_sync_approve(sync=other, approved_by=staff, address=None)
+
+    assert Learner.objects.filter(left_at__isnull=False).count() == 4
+    other.refresh_from_db()
+    assert other.state == RosterSync.State.HELD
