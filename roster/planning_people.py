@@ -39,6 +39,8 @@ class PupilPlanner:
     usernames: dict[str, int]  # normal form -> users.csv line of the joiner that has it
     present: set[str]  # every active, enabled person of users.csv (any school)
     problems: list[Problem]
+    # False when users.csv has rows whose id is unknown: any of them may be a "leaver".
+    leavers_counted: bool = True
     levels: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     planned: set[str] = field(default_factory=set)
     leaving: set[str] = field(default_factory=set)
@@ -203,7 +205,7 @@ class PupilPlanner:
             self.plan.changes.append(change)
 
     def _leave(self, learner: LearnerNow, sourced_id: str, modified: str) -> None:
-        if sourced_id in self.leaving:
+        if sourced_id in self.leaving or not self.leavers_counted:
             return
         self.leaving.add(sourced_id)
         self.plan.leavers.append(Leaver(learner.id, learner.name, sourced_id, modified))

@@ -140,3 +140,21 @@ def test_of_two_held_syncs_only_the_first_approved_applies(bulk, tmp_path, staff
     assert Learner.objects.filter(left_at__isnull=False).count() == 4
     other.refresh_from_db()
     assert other.state == RosterSync.State.HELD
+
+
+@pytest.mark.backend
+@pytest.mark.django_db(transaction=True)
+def test_a_users_row_without_an_id_makes_nobody_leave_and_holds_the_sync(bulk, tmp_path):
+    nameless = replace(bulk.pupils[1], sourced_id="", username="no.id")
+    # Pupil 0 is missing: perhaps the row whose id was lost, so they must not leave.
+    short = replace(bulk.without(bulk.pupils[0].sourced_id), pupils=[*bulk.pupils[1:], nameless])
+
+    sync = sync_files(short, tmp_path / "blank-id")
+
+    assert sync.state == RosterSync.State.HELD, sync.summary_line()
+    assert sync.left == 0 and sync.problems >= 1
+    assert any(
+        "users.csv has 1 row that could not be read, so nobody is counted as leaving" in reason
+        for reason in sync.hold_reasons
+    ), sync.hold_reasons
+    assert not Learner.objects.filter(left_at__isnull=False).exists()
