@@ -87,7 +87,7 @@ def _school_apply(
     for leaver in school.leavers:
         learner = _learner(school.school_id, leaver.learner_id)
         if learner is not None:
-            _leave(learner, **who)
+            _leave(learner, leaver.last_modified, **who)
     for returner in school.returners:
         learner = _learner(school.school_id, returner.learner_id)
         if learner is None:
@@ -101,7 +101,8 @@ def _school_apply(
         learner = _learner(school.school_id, matched.learner_id)
         if learner is None:
             continue
-        _person_link(school.school_id, matched.sourced_id, learner=learner, grade=matched.grade)
+        _person_link(school.school_id, matched.sourced_id, learner=learner,
+                     grade=matched.grade, last_modified=matched.last_modified)  # fmt: skip
         _groups_join(learner, matched.class_ids, groups, **who)
     for change in school.changes:
         learner = _learner(school.school_id, change.learner_id)
@@ -134,8 +135,13 @@ def _learner(school_id: int, learner_id: int) -> Learner | None:
     )
 
 
-def _leave(learner: Learner, *, actor: AbstractBaseUser | None, address: str | None) -> None:
+def _leave(
+    learner: Learner, modified: str, *, actor: AbstractBaseUser | None, address: str | None
+) -> None:
     """A leaver: out of their groups, cards voided, no sign-in; follow-ups stay with staff."""
+    if modified:
+        # The leaving row's date: a late, older delta must not bring them back.
+        RosterPerson.objects.filter(learner=learner).update(last_modified=when(modified))
     groups = learner_groups_leave(learner=learner, removed_by=actor, address=address)
     cards = learner_cards_void(learner=learner, voided_by=actor)
     learner_leave(

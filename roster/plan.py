@@ -48,6 +48,8 @@ class Leaver:
     learner_id: int
     name: str
     sourced_id: str = ""
+    # The tobedeleted (or disabled) row's dateLastModified; "" for a pupil a bulk file lacks.
+    last_modified: str = ""
 
 
 @dataclass
@@ -81,6 +83,7 @@ class Matched:
     name: str
     grade: str = ""
     class_ids: list[str] = field(default_factory=list)  # roster classes to join (sourcedIds)
+    last_modified: str = ""
 
 
 @dataclass
@@ -174,6 +177,8 @@ class SyncPlan:
     problems: list[Problem] = field(default_factory=list)
     # Why the whole sync is held (an empty or truncated file), in sentences.
     hold_reasons: list[str] = field(default_factory=list)
+    # When it was worked out (ISO, under the sync lock): a sync applied after it makes it stale.
+    planned_at: str = ""
 
     @property
     def held(self) -> bool:
@@ -202,6 +207,7 @@ class SyncPlan:
             schools=[_school_from_json(school) for school in data.get("schools", [])],
             problems=[Problem(**problem) for problem in data.get("problems", [])],
             hold_reasons=list(data.get("hold_reasons", [])),
+            planned_at=data.get("planned_at", ""),
         )
 
 

@@ -26,8 +26,11 @@ nothing. The rules, school by school:
   them by hand (then they are matched by username) or discards the sync.
 - Leavers. With users.csv bulk, every current roster pupil of the school missing from it, or
   there as tobedeleted or disabled, leaves; with a delta only those rows leave; without users.csv
-  nobody does. A learner registered by hand (no link) never leaves by the roster.
-- Delta. A delta row no newer than what was applied (`last_modified`) changes nothing. Bulk
+  nobody does. A learner registered by hand (no link) never leaves by the roster. A row the
+  reader could not use keeps its pupil; a bulk users.csv with a row whose sourcedId is unknown
+  (blank, or the line unreadable) makes nobody leave and holds the sync.
+- Delta. A delta row no newer than what was applied (`last_modified`, kept for every person
+  applied, a leaver's too) changes nothing: a late, older delta never undoes a newer one. Bulk
   enrollments.csv is the whole truth of the roster classes of the pupils it covers; a delta's
   active rows join and tobedeleted rows leave. Only groups the roster made (RosterClass) are
   managed: groups staff made by hand are never touched. The same files planned again once
@@ -63,6 +66,7 @@ from datetime import date
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from accounts.usernames import username_normal_form
 from roster.grades import grade_table_parse
@@ -71,7 +75,7 @@ from roster.planning_classes import ClassPlanner
 from roster.planning_people import PupilPlanner
 from roster.planning_staff import TEACHER, staff_plan, usernames_give
 from roster.planning_state import PortalState, accounts_by_username, portal_state_load
-from roster.records import ACTIVE, Enrolment, Person, Problem, RosterClass, RosterFileSet
+from roster.records import ACTIVE, BULK, Enrolment, Person, Problem, RosterClass, RosterFileSet
 from schools.models import School
 
 STUDENT = "student"
@@ -100,6 +104,8 @@ def plan_sync(
     present = {p.sourced_id for p in files.people.values() if p.status == ACTIVE and p.enabled}
     # A row the reader could not use is no sign its pupil left: a typo must never make a leaver.
     present |= {p.sourced_id for p in files.problems if p.file == "users.csv" and p.sourced_id}
+    # A row whose id could not be read may be anyone's: nobody can be known to have left.
+    unread = _rows_unread(files)
     usernames: dict[str, int] = {}
     plans, staff = [], []
     for found in sorted(schools.values(), key=lambda s: (s.name, s.code)):
@@ -111,7 +117,7 @@ def plan_sync(
         pupils = [p for p in people[found.pk] if p.role == STUDENT]
         pupils_planner = PupilPlanner(
             files, state, school_settings, table, planner, plan, accounts, usernames, present,
-            problems,
+            problems, leavers_counted=not unread,
         )  # fmt: skip
         pupils_planner.run(pupils, enrolments[found.pk])
         planner.plan(plan, pupils_planner.levels)
@@ -122,7 +128,9 @@ def plan_sync(
         plans.append(plan)
     usernames_give(staff, files.people, set(usernames))
     return SyncPlan(
-        schools=plans, problems=[*files.problems, *problems], hold_reasons=_file_holds(files)
+        schools=plans,
+        problems=[*files.problems, *problems],
+        hold_reasons=_file_holds(files, unread),
     )
 
 
@@ -226,8 +234,19 @@ def _school_holds(plan: SchoolPlan, planner: ClassPlanner) -> list[str]:
     return reasons
 
 
-def _file_holds(files: RosterFileSet) -> list[str]:
-    """Return why the whole sync waits: a file empty or cut off."""
+def _rows_unread(files: RosterFileSet) -> int:
+    """Return how many rows of a bulk users.csv could not be read, their sourcedId unknown."""
+    if files.mode("users") != BULK:
+        return 0  # a delta's missing rows make nobody leave
+    return sum(
+        1
+        for problem in files.problems
+        if problem.file == "users.csv" and problem.line > 1 and not problem.sourced_id
+    )
+
+
+def _file_holds(files: RosterFileSet, unread: int) -> list[str]:
+    """Return why the whole sync waits: a file empty or cut off, users.csv rows unread."""
 
     def named(name: str) -> str:
         return name if name.endswith(".csv") else f"{name}.csv"
@@ -242,4 +261,15 @@ def _file_holds(files: RosterFileSet) -> list[str]:
         "files again."
         for name in files.truncated_files
     ]
+    if unread:
+        reasons.append(
+            ngettext(
+                "users.csv has %(count)s row that could not be read, so nobody is counted as "
+                "leaving; correct the file.",
+                "users.csv has %(count)s rows that could not be read, so nobody is counted as "
+                "leaving; correct the file.",
+                unread,
+            )
+            % {"count": unread}
+        )
     return reasons

@@ -39,6 +39,8 @@ class PupilPlanner:
     usernames: dict[str, int]  # normal form -> users.csv line of the joiner that has it
     present: set[str]  # every active, enabled person of users.csv (any school)
     problems: list[Problem]
+    # False when users.csv has rows whose id is unknown: any of them may be a "leaver".
+    leavers_counted: bool = True
     levels: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     planned: set[str] = field(default_factory=set)
     leaving: set[str] = field(default_factory=set)
@@ -71,7 +73,7 @@ class PupilPlanner:
             for link in sorted(mine, key=lambda link: link.sourced_id):
                 learner = self.state.learners.get(link.learner_id)
                 if learner and learner.current and link.sourced_id not in self.present:
-                    self._leave(learner, link.sourced_id)
+                    self._leave(learner, link.sourced_id, "")  # no row, so no date
 
     def _row(self, person: Person) -> None:
         link = self.state.links.get((self.plan.school_id, person.sourced_id))
@@ -86,7 +88,7 @@ class PupilPlanner:
         learner = self.state.learners.get(link.learner_id) if link and link.learner_id else None
         if person.status != ACTIVE or not person.enabled:
             if learner and learner.current:
-                self._leave(learner, person.sourced_id)
+                self._leave(learner, person.sourced_id, stamp(person.date_last_modified))
             return
         self.planned.add(person.sourced_id)
         if link and not link.learner_id and link.import_state in PENDING:
@@ -189,7 +191,7 @@ class PupilPlanner:
         desired = self._desired(person.sourced_id, current, checked)
         self.plan.matched.append(
             Matched(learner.id, person.sourced_id, learner.name, checked.grade,
-                    sorted(desired - current))
+                    sorted(desired - current), stamp(person.date_last_modified))
         )  # fmt: skip
         change = self._change(person.sourced_id, learner, checked)
         change.groups_left = self._left(current - desired, old)
@@ -234,11 +236,11 @@ class PupilPlanner:
         if change.details or change.level_to or change.classes_joined or change.groups_left:
             self.plan.changes.append(change)
 
-    def _leave(self, learner: LearnerNow, sourced_id: str) -> None:
-        if sourced_id in self.leaving:
+    def _leave(self, learner: LearnerNow, sourced_id: str, modified: str) -> None:
+        if sourced_id in self.leaving or not self.leavers_counted:
             return
         self.leaving.add(sourced_id)
-        self.plan.leavers.append(Leaver(learner.id, learner.name, sourced_id))
+        self.plan.leavers.append(Leaver(learner.id, learner.name, sourced_id, modified))
         self.plan.enrolments_changed += len(self.state.members.get(learner.id, ()))
 
     def _current(self, learner_id: int) -> tuple[set[str], list[int]]:

@@ -13,7 +13,7 @@ from django.core.validators import validate_email
 
 from accounts.usernames import USERNAME_MAX_LENGTH, username_normal_form
 from roster.plan import StaffMember
-from roster.planning_classes import ClassPlanner
+from roster.planning_classes import ClassPlanner, stamp
 from roster.planning_state import PortalState, usernames_taken
 from roster.records import ACTIVE, BULK, DELTA, Enrolment, Person, Problem, RosterFileSet
 
@@ -83,7 +83,8 @@ def staff_plan(
         members.append(
             StaffMember(
                 person.sourced_id, user_id, "", email, person.given_name.strip(),
-                person.family_name.strip(), sorted(wanted), role_added=role_added,
+                person.family_name.strip(), sorted(wanted), stamp(person.date_last_modified),
+                role_added=role_added,
             )
         )  # fmt: skip
     return members

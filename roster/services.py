@@ -9,6 +9,7 @@ showed, once, however many clicks approve it.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -93,8 +94,10 @@ def _plan_and_apply(
 ) -> None:
     """Plan the files under the lock, then hold the sync or apply it (the caller's transaction)."""
     _lock_take(sync)
+    planned_at = timezone.now()  # every sync applied before this moment is in the plan
     roster_links_settle()  # pupils registered since the last sync are theirs now
     plan = plan_sync(files, school=school)
+    plan.planned_at = planned_at.isoformat()
     _plan_keep(sync, files, plan)
     if plan.held:
         RosterSync.objects.filter(pk=sync.pk).update(state=State.HELD)
@@ -121,9 +124,8 @@ def roster_sync_approve(
         if _applied_since(sync):
             raise RosterSyncClosed(
                 _(
-                    "A later roster sync of the same school was applied since this one was "
-                    "read, so its preview is out of date. Discard it, and send the files again "
-                    "if they are still right."
+                    "Another sync was applied after this one was read; upload the files again "
+                    "to see what they change now."
                 )
             )
         claimed = RosterSync.objects.filter(pk=sync.pk, state=State.HELD).update(
@@ -164,8 +166,14 @@ def roster_sync_discard(
 
 
 def _applied_since(sync: RosterSync) -> bool:
-    """Return whether a later sync of the same schools was applied: this plan is out of date."""
-    later = RosterSync.objects.filter(pk__gt=sync.pk, state=State.APPLIED)
+    """Return whether a sync of the same schools was applied after this one was planned.
+
+    Whichever was read first: two held syncs were both planned from what the portal held
+    then, so once one is applied the other's plan is out of date.
+    """
+    planned = sync.plan.get("planned_at", "") if isinstance(sync.plan, dict) else ""
+    since = datetime.fromisoformat(planned) if planned else sync.created_at
+    later = RosterSync.objects.filter(applied_at__gt=since).exclude(pk=sync.pk)
     if sync.school_id is not None:
         later = later.filter(Q(school__isnull=True) | Q(school_id=sync.school_id))
     return later.exists()

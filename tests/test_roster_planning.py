@@ -328,6 +328,7 @@ def test_a_learner_registered_by_hand_is_matched_by_username_and_birth_date(scho
         ("org-1-pupil-1", same.pk), ("org-1-pupil-2", renamed.pk),
     ]  # fmt: skip
     assert mine.matched[0].class_ids == sorted(["org-1-class-1", year_group(school)])
+    assert mine.matched[0].last_modified == "2026-09-01T08:00:00+00:00"  # kept when linked
     assert [(c.sourced_id, c.details) for c in mine.changes] == [
         ("org-1-pupil-2", {"first_name": "Pupil2", "last_name": "Org-1"})
     ]
@@ -454,12 +455,41 @@ def test_pupils_missing_from_a_bulk_users_file_leave_but_never_a_hand_registered
     assert [(x.sourced_id, x.name) for x in mine.leavers] == [
         ("org-1-pupil-2", "Pupil2 Org-1"), ("org-1-pupil-1", "Pupil1 Org-1"),
     ]  # fmt: skip
+    # The tobedeleted row's date is kept; a pupil the file lacks has no row, so no date.
+    assert [x.last_modified for x in mine.leavers] == ["2026-09-01T08:00:00+00:00", ""]
     assert (mine.left, mine.learners_before, mine.enrolments_changed) == (2, 10, 4)
     assert mine.hold_reasons == [
         "2 of the school's 10 pupils would leave (20%), more than the 10% a sync applies "
         "without an admin."
     ]
     assert plan.held
+
+
+def test_a_users_row_the_reader_could_not_use_never_makes_a_leaver(school):
+    spec = school_spec(pupils=20, classes=1)
+    synced(spec)
+    smaller = spec.without("org-1-pupil-1", "org-1-pupil-2")
+    smaller.pupils[0] = replace(smaller.pupils[0], status="tobedeleted")  # pupil 3
+    files = file_set(smaller)
+    # Pupil 1's row was there but unreadable: its id keeps them; pupil 2 simply left.
+    files.problems.append(Problem("users.csv", 5, "status 'x' is neither...", "org-1-pupil-1"))
+
+    plan = plan_sync(files, today=TODAY)
+
+    assert [x.sourced_id for x in plan.schools[0].leavers] == [
+        "org-1-pupil-3", "org-1-pupil-2",
+    ]  # fmt: skip
+    assert plan.hold_reasons == []
+    # A row whose id is unknown may be anyone's, so nobody leaves and the sync waits.
+    files.problems.append(Problem("users.csv", 9, "sourcedId is blank.", ""))
+
+    plan = plan_sync(files, today=TODAY)
+
+    assert plan.schools[0].leavers == [] and plan.left == 0
+    assert plan.held and plan.hold_reasons == [
+        "users.csv has 1 row that could not be read, so nobody is counted as leaving; "
+        "correct the file."
+    ]
 
 
 def test_a_delta_leaves_only_its_tobedeleted_rows_and_no_users_file_none(school):

@@ -14,6 +14,7 @@ from datetime import date
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connections
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from classes.models import GroupMembership, GroupStaff
@@ -219,9 +220,11 @@ def test_approvals_racing_apply_a_held_sync_once(staff):
 def test_a_held_plan_made_out_of_date_by_a_later_sync_is_not_applied(staff):
     pupil = make_learner("pupil.one", "u-one")
     sync = held_sync(pupil)
-    RosterSync.objects.create(origin=RosterSync.Origin.DROP, state=RosterSync.State.APPLIED)
+    RosterSync.objects.create(
+        origin=RosterSync.Origin.DROP, state=RosterSync.State.APPLIED, applied_at=timezone.now()
+    )
 
-    with pytest.raises(RosterSyncClosed, match="its preview is out of date"):
+    with pytest.raises(RosterSyncClosed, match="Another sync was applied after this one was"):
         roster_sync_approve(sync=sync, approved_by=staff, address=None)
 
     sync.refresh_from_db()
