@@ -446,6 +446,7 @@ LOGGED_APPS = (
     "staff",
     "lessons",
     "safeguarding",
+    "roster",
     "demo",
 )
 # LOG_FORMAT: "plain" (a readable line, the default) or "json" (one object per line, for a log

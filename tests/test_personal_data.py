@@ -448,7 +448,7 @@ def test_erasing_a_learner_whose_token_is_taken_still_gives_a_unique_username(le
 def test_the_detail_page_offers_the_export_and_the_erasure(learner, staff_client):
     page = staff_client.get(f"/learners/{learner.pk}/").content.decode()
 
-    assert "<h2>Personal data</h2>" in page
+    assert '<h2 id="personal-data">Personal data</h2>' in page
     assert f'href="/learners/{learner.pk}/export/"' in page
     assert f'href="/learners/{learner.pk}/erase/"' in page
     assert "Erase this learner's personal data" in page
