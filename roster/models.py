@@ -40,10 +40,9 @@ class RosterSync(models.Model):
     changed = models.PositiveIntegerField(default=0)
     problems = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    # The pupils it registers: a bulk registration job of their own (imports.run).
-    import_job = models.ForeignKey(
-        "imports.ImportJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    # The pupils it registers: a bulk registration job per school (imports.run), linked here
+    # (never found by name: a hand-uploaded file may carry any name).
+    import_jobs = models.ManyToManyField("imports.ImportJob", blank=True, related_name="+")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -28,7 +28,7 @@ def roster_syncs_visible(user: AbstractBaseUser) -> QuerySet[RosterSync]:
 
     With one school in the deployment every sync is the school's.
     """
-    syncs = RosterSync.objects.select_related("school", "import_job", "created_by")
+    syncs = RosterSync.objects.select_related("school", "created_by")
     if not several_schools():
         return syncs
     school = working_school(user)
@@ -42,16 +42,10 @@ def roster_syncs_visible(user: AbstractBaseUser) -> QuerySet[RosterSync]:
 
 
 def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:
-    """Return the registrations of the sync's new pupils: one job per school, the first linked.
-
-    The others carry the name roster.joining gives them ("roster sync N").
-    """
+    """Return the import jobs registering the sync's joiners, a school each, oldest first."""
     if sync.pk is None:
         return ImportJob.objects.none()
-    named = Q(filename=f"roster sync {sync.pk}")
-    if sync.import_job_id is not None:
-        named |= Q(pk=sync.import_job_id)
-    return ImportJob.objects.filter(named).select_related("school").order_by("pk")
+    return sync.import_jobs.select_related("school").order_by("pk")
 
 
 @dataclass

@@ -205,7 +205,7 @@ def test_an_applied_sync_has_no_buttons_and_links_its_registration(admin):
     body = text(admin.get(reverse("roster:sync", args=[sync.pk])))
 
     assert "Applied" in body
-    assert reverse("imports:job", args=[sync.import_job_id]) in body
+    assert reverse("imports:job", args=[sync.import_jobs.get().pk]) in body
     assert reverse("roster:slips", args=[sync.pk]) in body
     assert reverse("roster:approve", args=[sync.pk]) not in body
     assert HOLD_REASON not in body
@@ -317,6 +317,23 @@ def test_a_classs_slips_print_once_then_are_gone(admin):
     assert again.redirect_chain == [(slips_url, 302)]
     assert "Choose a class from the list" in text(again)
     assert "No slips are waiting" in text(again)
+
+
+def test_a_hand_uploaded_file_named_like_the_syncs_job_is_not_the_syncs(admin):
+    sync = make_sync(state=RosterSync.State.APPLIED)
+    form_7a = make_group("7A")
+    registered_with_slips(sync, [form_7a], linked=False, filename=f"roster sync {sync.pk}")
+    slips_url = reverse("roster:slips", args=[sync.pk])
+
+    listing = admin.get(slips_url)
+    page = admin.get(reverse("roster:sync", args=[sync.pk]))
+    printed = admin.post(slips_url, {"group": form_7a.pk}, follow=True)
+
+    assert listing.status_code == 200 and "No slips are waiting" in text(listing)
+    assert "Print slips for 7A" not in text(listing)
+    assert "Applied" in text(page) and "Registering the new pupils" not in text(page)
+    assert "Choose a class from the list" in text(printed)
+    assert ImportRow.objects.exclude(password_encrypted="").count() == 2  # not wiped
 
 
 def test_a_slips_post_without_a_class_goes_back_to_the_list(admin):
