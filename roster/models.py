@@ -26,6 +26,8 @@ class RosterSync(models.Model):
     school = models.ForeignKey(
         "schools.School", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # The schools its plan touches (filled when planned): a school's admins see their part.
+    schools = models.ManyToManyField("schools.School", blank=True, related_name="+")
     origin = models.CharField(max_length=16, choices=Origin.choices)
     filename = models.CharField(max_length=255, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.READING)

@@ -199,6 +199,7 @@ def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
             "version", "modes", "plan", "hold_reasons", "joined", "left", "changed", "problems",
         ]
     )  # fmt: skip
+    sync.schools.set([school.school_id for school in plan.schools])
 
 
 def _apply(sync: RosterSync, *, actor: AbstractBaseUser | None, address: str | None) -> None:

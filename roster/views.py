@@ -24,10 +24,14 @@ from roster.models import RosterSync
 from roster.plan import SyncPlan
 from roster.selectors import (
     PROBLEMS_SHOWN,
+    plan_part,
     roster_syncs_visible,
     school_lists,
+    sync_decidable,
+    sync_figures,
     sync_hold_reasons,
     sync_import_jobs,
+    sync_part_school,
     sync_result_rows,
 )
 from roster.services import (
@@ -71,6 +75,9 @@ def roster_index(request: HttpRequest) -> HttpResponse:
     page = Paginator(roster_syncs_visible(request.user), SYNCS_PER_PAGE).get_page(
         request.GET.get("page")
     )
+    for sync in page.object_list:
+        sync.part_of = sync_part_school(sync, request.user)
+        sync.figures = sync_figures(sync, sync.part_of)
     context = {
         "form": form,
         "page": page,
@@ -104,22 +111,49 @@ def _sync_start_from_upload(request: HttpRequest, upload) -> RosterSync:
 def roster_sync(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a sync: why it is held, its effect per school, the names, problems, progress."""
     sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
-    plan = SyncPlan.from_json(sync.plan or {})
+    part_of = sync_part_school(sync, request.user)
+    whole = SyncPlan.from_json(sync.plan or {})
+    plan = plan_part(sync, whole, part_of)
     several = several_schools()
+    jobs = sync_import_jobs(sync)
+    if part_of is not None:
+        jobs = jobs.filter(school_id=part_of)
     context = {
         "sync": sync,
-        "hold_reasons": sync_hold_reasons(sync, plan),
+        "figures": sync_figures(sync, part_of),
+        "part_of": part_of,
+        "hold_reasons": sync_hold_reasons(sync, whole) if part_of is None else _part_reasons(plan),
         "schools": [(school, school_lists(school)) for school in plan.schools],
         "show_school_names": several or len(plan.schools) > 1,
         "problems": plan.problems[:PROBLEMS_SHOWN],
         "problems_more": max(0, len(plan.problems) - PROBLEMS_SHOWN),
         "problems_total": len(plan.problems),
         "held": sync.state == RosterSync.State.HELD,
-        "registrations": [(job, import_progress(job)) for job in sync_import_jobs(sync)],
+        "decidable": sync_decidable(sync, request.user),
+        "registrations": [(job, import_progress(job)) for job in jobs],
         "trust_wide": several and sync.school_id is None,
         "trust_admin": is_trust_admin(request.user),
     }
     return render(request, "roster/sync.html", context)
+
+
+def _part_reasons(plan: SyncPlan) -> list[str]:
+    """Return why a school's part is held: the whole sync's reasons and the school's own."""
+    reasons = list(plan.hold_reasons)
+    for school in plan.schools:
+        reasons += school.hold_reasons
+    return list(dict.fromkeys(reasons))
+
+
+def _undecidable(request: HttpRequest, sync: RosterSync) -> HttpResponse | None:
+    """Refuse a school admin's decision on a sync of several schools, saying who decides."""
+    if sync_decidable(sync, request.user):
+        return None
+    messages.error(
+        request,
+        _("This sync changes several schools: only a trust admin can approve or discard it."),
+    )
+    return redirect("roster:sync", pk=sync.pk)
 
 
 @admin_required
@@ -127,6 +161,8 @@ def roster_sync(request: HttpRequest, pk: int) -> HttpResponse:
 def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
     """Apply a held sync exactly as previewed."""
     sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    if refused := _undecidable(request, sync):
+        return refused
     try:
         roster_sync_approve(sync=sync, approved_by=request.user, address=client_address(request))
     except RosterSyncClosed as closed:
@@ -141,6 +177,8 @@ def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
 def roster_discard(request: HttpRequest, pk: int) -> HttpResponse:
     """Drop a held sync: nothing of it is applied."""
     sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
+    if refused := _undecidable(request, sync):
+        return refused
     try:
         roster_sync_discard(sync=sync, discarded_by=request.user, address=client_address(request))
     except RosterSyncClosed as closed:
@@ -155,7 +193,8 @@ def roster_discard(request: HttpRequest, pk: int) -> HttpResponse:
 def roster_result(request: HttpRequest, pk: int) -> HttpResponse:
     """Download every entry of the sync's plan and every problem (CSV)."""
     sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
-    plan = SyncPlan.from_json(sync.plan or {})
+    whole = SyncPlan.from_json(sync.plan or {})
+    plan = plan_part(sync, whole, sync_part_school(sync, request.user))
     return csv_download(
         f"roster-sync-{sync.pk}.csv",
         ["school", "what", "name", "sourcedId", "detail", "file", "line", "reason"],

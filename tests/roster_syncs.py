@@ -109,7 +109,7 @@ def make_sync(
         ],
     )
     held = state == RosterSync.State.HELD
-    return RosterSync.objects.create(
+    sync = RosterSync.objects.create(
         school=school,
         origin=RosterSync.Origin.UPLOAD,
         filename=filename,
@@ -122,6 +122,8 @@ def make_sync(
         changed=plan.changed,
         problems=len(plan.problems),
     )
+    sync.schools.set(covered)  # as planning does
+    return sync
 
 
 def registered_with_slips(

@@ -361,22 +361,30 @@ def test_expired_passwords_leave_no_slips(admin, settings):
 # Who sees which sync ----------------------------------------------------------------------------
 
 
-def test_a_school_admin_sees_their_schools_syncs_and_never_a_trust_wide_one():
+def school_admin_of(school: School) -> Client:
+    client = Client(raise_request_exception=True)
+    client.force_login(
+        make_staff(f"admin.{school.code.lower()}", role=StaffRole.ADMIN, school=school)
+    )
+    return client
+
+
+def test_a_school_admin_sees_their_schools_syncs_and_their_part_of_a_trust_wide_one():
     alpha = School.default()
     bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
     own = make_sync(school=alpha, filename="alpha.zip")
     others = make_sync(school=bravo, schools=[bravo], filename="bravo.zip")
     trust_wide = make_sync(schools=[alpha, bravo], filename="trust.zip")
-    client = Client()
-    client.force_login(make_staff("alma.admin", role=StaffRole.ADMIN, school=alpha))
+    bravos_only = make_sync(schools=[bravo], filename="bravo-drop.zip")
+    client = school_admin_of(alpha)
 
     listing = text(client.get(reverse("roster:index")))
 
-    assert "alpha.zip" in listing
-    assert "bravo.zip" not in listing and "trust.zip" not in listing
+    assert "alpha.zip" in listing and "trust.zip" in listing
+    assert "bravo.zip" not in listing and "bravo-drop.zip" not in listing
     assert "The file updates Our school only" in listing
     assert client.get(reverse("roster:sync", args=[own.pk])).status_code == 200
-    for hidden in (others, trust_wide):
+    for hidden in (others, bravos_only):
         assert client.get(reverse("roster:sync", args=[hidden.pk])).status_code == 404
         assert client.post(reverse("roster:approve", args=[hidden.pk])).status_code == 404
         assert client.get(reverse("roster:result", args=[hidden.pk])).status_code == 404
@@ -385,3 +393,49 @@ def test_a_school_admin_sees_their_schools_syncs_and_never_a_trust_wide_one():
     trust.force_login(make_staff("tia.trust", role=StaffRole.TRUST_ADMIN))
     page = text(trust.get(reverse("roster:sync", args=[trust_wide.pk])))
     assert "Bravo Academy" in page and "Every school the files name" in page
+
+
+def test_a_school_admin_reads_only_their_part_of_a_trust_wide_sync_and_cannot_decide_it():
+    alpha = School.default()
+    bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
+    trust_wide = make_sync(schools=[alpha, bravo], filename="trust.zip", joiners=2, tag="A")
+    # Bravo's part names its people differently: its joiners must not reach Alpha's admin.
+    plan = trust_wide.plan
+    plan["schools"][1]["joiners"] = plan["schools"][1]["joiners"][:1]
+    for joiner in plan["schools"][1]["joiners"]:
+        joiner["last_name"] = "Bravonian"
+    RosterSync.objects.filter(pk=trust_wide.pk).update(plan=plan)
+    client = school_admin_of(alpha)
+    url = reverse("roster:sync", args=[trust_wide.pk])
+
+    response = client.get(url)
+
+    body = text(response)
+    assert response.status_code == 200
+    assert "only your school's part is shown" in body
+    assert "JoA Joiner0" in body and "Bravonian" not in body and "Bravo Academy" not in body
+    # Alpha's part: 2 joiners and the returner; not the trust's 5.
+    assert "3 joined, 2 left, 1 changed, 0 problems" in body
+    assert "only a trust admin can approve or discard it" in body
+    assert reverse("roster:approve", args=[trust_wide.pk]) not in body
+    refused = client.post(reverse("roster:approve", args=[trust_wide.pk]), follow=True)
+    assert "only a trust admin can approve or discard it" in text(refused)
+    client.post(reverse("roster:discard", args=[trust_wide.pk]))
+    trust_wide.refresh_from_db()
+    assert trust_wide.state == RosterSync.State.HELD
+    result = client.get(reverse("roster:result", args=[trust_wide.pk])).getvalue().decode()
+    assert "JoA Joiner0" in result and "Bravonian" not in result
+
+
+def test_a_school_admin_prints_only_their_schools_slips_of_a_trust_wide_sync():
+    alpha = School.default()
+    bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
+    trust_wide = make_sync(state=RosterSync.State.APPLIED, schools=[alpha, bravo])
+    registered_with_slips(trust_wide, [make_group("7A", school=alpha)])
+    registered_with_slips(trust_wide, [make_group("9Z", school=bravo)], password="Bravo-pass-")
+    client = school_admin_of(alpha)
+    url = reverse("roster:slips", args=[trust_wide.pk])
+
+    listing = text(client.get(url))
+
+    assert "Print slips for 7A" in listing and "Print slips for 9Z" not in listing

@@ -28,7 +28,7 @@ from roster.services import (
 )
 from schools.models import School
 from tests.factories import make_learner
-from tests.roster_files import Klass, Term, roster_write, school_spec
+from tests.roster_files import Klass, Term, roster_write, school_spec, trust_spec
 
 Action = AuditEvent.Action
 LINE = re.compile(
@@ -308,3 +308,17 @@ def test_september_is_one_previewed_sync_archiving_last_year_and_moving_pupils_u
     assert sorted(now_in.values_list("group__name", "group__academic_year")) == [
         ("7A", "2027/28"), ("Year 7", "2027/28"),
     ]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_of_several_schools_records_each_school_it_touches(upstream, tmp_path):
+    first = School.objects.create(code="TRUST01", name="Academy 1")
+    second = School.objects.create(code="TRUST02", name="Academy 2")
+    spec = trust_spec(schools=2, pupils_per_school=2, classes_per_school=1, enrolments_per_pupil=1)
+
+    sync = roster_sync_start(
+        source=roster_write(spec, tmp_path / "trust"), origin=RosterSync.Origin.COMMAND
+    )
+
+    assert sync.school is None and sync.joined == 4, sync.summary_line()
+    assert set(sync.schools.all()) == {first, second}
