@@ -3,21 +3,24 @@
 The grades table and the password slips have modules of their own (grade_views, slip_views).
 """
 
-import tempfile
+import logging
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import admin_required, is_trust_admin, working_school
 from imports.selectors import import_progress
 from kit.addresses import client_address
 from kit.csv_export import csv_download
+from roster.background import roster_upload_queue
 from roster.forms import RosterUploadForm
 from roster.grade_views import roster_grades
 from roster.models import RosterSync
@@ -38,7 +41,6 @@ from roster.services import (
     RosterSyncClosed,
     roster_sync_approve,
     roster_sync_discard,
-    roster_sync_start,
 )
 from roster.slip_views import roster_slips
 from schools.models import School, several_schools
@@ -53,7 +55,17 @@ __all__ = [
     "roster_sync",
 ]
 
+logger = logging.getLogger(__name__)
+
 SYNCS_PER_PAGE = 25
+# A sync being read or applied: its page looks again this often (roster_wait.js, or a
+# <noscript> meta refresh).
+REFRESH_SECONDS = 3
+
+# Translators: The database failed while an admin approved or discarded a roster sync.
+DATABASE_FAILED = gettext_lazy(
+    "The portal could not reach its database just now: nothing was changed. Try again in a minute."
+)
 
 
 def _upload_school(request: HttpRequest) -> School | None:
@@ -70,7 +82,14 @@ def roster_index(request: HttpRequest) -> HttpResponse:
     posted = request.method == "POST"
     form = RosterUploadForm(request.POST if posted else None, request.FILES if posted else None)
     if posted and form.is_valid():
-        sync = _sync_start_from_upload(request, form.cleaned_data["file"])
+        upload = form.cleaned_data["file"]
+        sync = roster_upload_queue(
+            upload=upload,
+            filename=Path(upload.name).name,
+            school=_upload_school(request),
+            started_by=request.user,
+            address=client_address(request),
+        )
         return redirect("roster:sync", pk=sync.pk)
     page = Paginator(roster_syncs_visible(request.user), SYNCS_PER_PAGE).get_page(
         request.GET.get("page")
@@ -87,23 +106,6 @@ def roster_index(request: HttpRequest) -> HttpResponse:
         "drop_dir": settings.ROSTER_DROP_DIR,
     }
     return render(request, "roster/index.html", context)
-
-
-def _sync_start_from_upload(request: HttpRequest, upload) -> RosterSync:
-    """Keep the upload in a file of its own while the service reads it, then start the sync."""
-    with tempfile.TemporaryDirectory(prefix="roster-upload-") as folder:
-        path = Path(folder) / "upload.zip"
-        with path.open("wb") as kept:
-            for chunk in upload.chunks():
-                kept.write(chunk)
-        return roster_sync_start(
-            source=path,
-            origin=RosterSync.Origin.UPLOAD,
-            filename=Path(upload.name).name[:255],
-            school=_upload_school(request),
-            started_by=request.user,
-            address=client_address(request),
-        )
 
 
 @admin_required
@@ -129,6 +131,8 @@ def roster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         "problems_more": max(0, len(plan.problems) - PROBLEMS_SHOWN),
         "problems_total": len(plan.problems),
         "held": sync.state == RosterSync.State.HELD,
+        "working": sync.state in (RosterSync.State.READING, RosterSync.State.APPLYING),
+        "refresh_seconds": REFRESH_SECONDS,
         "decidable": sync_decidable(sync, request.user),
         "registrations": [(job, import_progress(job)) for job in jobs],
         "trust_wide": several and sync.school_id is None,
@@ -167,6 +171,10 @@ def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
         roster_sync_approve(sync=sync, approved_by=request.user, address=client_address(request))
     except RosterSyncClosed as closed:
         messages.error(request, str(closed))
+    except DatabaseError:
+        # Rolled back: the sync is as it was. Logged, for the portal's administrators.
+        logger.exception("Roster sync %s could not be decided: database error", sync.pk)
+        messages.error(request, str(DATABASE_FAILED))
     else:
         messages.success(request, _("Approved: the school's records are being applied."))
     return redirect("roster:sync", pk=pk)
@@ -183,6 +191,10 @@ def roster_discard(request: HttpRequest, pk: int) -> HttpResponse:
         roster_sync_discard(sync=sync, discarded_by=request.user, address=client_address(request))
     except RosterSyncClosed as closed:
         messages.error(request, str(closed))
+    except DatabaseError:
+        # Rolled back: the sync is as it was. Logged, for the portal's administrators.
+        logger.exception("Roster sync %s could not be decided: database error", sync.pk)
+        messages.error(request, str(DATABASE_FAILED))
     else:
         messages.success(request, _("Discarded: nothing in these files was applied."))
     return redirect("roster:sync", pk=pk)

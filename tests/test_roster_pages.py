@@ -16,7 +16,7 @@ from accounts.school_choice import SESSION_KEY
 from audit.models import AuditEvent
 from classes.models import SchoolGroup
 from imports.models import ImportRow
-from roster import views
+from roster import background
 from roster.models import RosterSync
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_staff
@@ -119,16 +119,23 @@ def a_zip() -> SimpleUploadedFile:
 
 @pytest.fixture
 def started(monkeypatch):
-    """Record what the upload hands the service, which answers with a sync."""
+    """Record what the worker's task hands the service: the upload's sync and its kept zip."""
     calls = []
 
-    def start(**kwargs):
-        calls.append({**kwargs, "data": kwargs["source"].read_bytes()})
-        return RosterSync.objects.create(
-            origin=kwargs["origin"], filename=kwargs["filename"], school=kwargs["school"]
+    def run(sync, source, *, actor, address):
+        calls.append(
+            {
+                "origin": sync.origin,
+                "filename": sync.filename,
+                "school": sync.school,
+                "started_by": actor,
+                "source": source,
+                "data": source.read_bytes(),
+            }
         )
+        return sync
 
-    monkeypatch.setattr(views, "roster_sync_start", start)
+    monkeypatch.setattr(background, "roster_sync_run", run)
     return calls
 
 
