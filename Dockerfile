@@ -14,8 +14,8 @@ WORKDIR /app
 COPY pyproject.toml ./
 RUN pip install --no-cache-dir . && rm -rf build *.egg-info
 COPY . .
-RUN useradd --system --home /app portal && mkdir -p staticfiles backups \
-    && chown portal staticfiles backups
+RUN useradd --system --home /app portal && mkdir -p staticfiles backups var/roster-uploads \
+    && chown portal staticfiles backups var var/roster-uploads
 USER portal
 
 EXPOSE 8000

@@ -26,9 +26,10 @@ install: $(INSTALLED)
 # unacknowledged safeguarding alerts (every 30 s; alert emails print on the delivery worker's
 # console while EMAIL_URL is unset) and the one that erases records past the partner's
 # retention period, every hour, and the housekeeping one that prunes finished task results and
-# old upstream-failure rows, every hour, and the one that takes roster files from ROSTER_DROP_DIR
-# (every 30 s; it does nothing while that is unset). Into an empty database, seed_demo
-# first registers a demo cohort through the sandbox (it waits for the sandbox to answer).
+# old upstream-failure rows, every hour, and the roster's (every 30 s: it takes up syncs whose
+# worker died, and the files put in ROSTER_DROP_DIR when that is set); uploaded rosters are read
+# by the imports worker. Into an empty database, seed_demo first registers a demo cohort
+# through the sandbox (it waits for the sandbox to answer).
 # Ctrl-C (or a TERM) stops them all; if one stops by itself, the others are stopped too. Job
 # control (set -m) gives each its own process group, so the runserver's reloader child is
 # stopped with it. The trap ignores a second signal (make forwards TERM to the shell itself)

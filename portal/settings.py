@@ -609,6 +609,9 @@ ROSTER_HOLD_CHANGES_PERCENT = env.float("ROSTER_HOLD_CHANGES_PERCENT", default=2
 ROSTER_DROP_DIR = env.str("ROSTER_DROP_DIR", default="")
 # An uploaded roster (zip) may be at most this big; a trust's 20,000 pupils are about 10 MB.
 ROSTER_MAX_UPLOAD_BYTES = env.int("ROSTER_MAX_UPLOAD_BYTES", default=100_000_000)
+# Where an uploaded zip waits for the imports worker that reads it (deleted once read): on a
+# disk the web server and the workers share, holding pupils' personal data meanwhile.
+ROSTER_UPLOAD_DIR = env.str("ROSTER_UPLOAD_DIR", default=str(BASE_DIR / "var" / "roster-uploads"))
 
 # Dashboard
 # Counts from 1 to DASHBOARD_MIN_GROUP_SIZE - 1 are shown as "fewer than N", so that no

@@ -119,11 +119,7 @@ def _school_apply(
             group_learner_remove(group=group, learner=learner, removed_by=actor, address=address)
         _person_link(school.school_id, change.sourced_id, learner=learner,
                      grade=change.grade, last_modified=change.last_modified)  # fmt: skip
-    job = joiners_register(sync=sync, school=school, groups=groups, **who)
-    if job is not None and sync.import_job_id is None:
-        # The first school's job; every school's: roster.joining.sync_import_jobs.
-        RosterSync.objects.filter(pk=sync.pk, import_job__isnull=True).update(import_job=job)
-        sync.import_job = job
+    joiners_register(sync=sync, school=school, groups=groups, **who)
 
 
 def _learner(school_id: int, learner_id: int) -> Learner | None:

@@ -1,8 +1,9 @@
 """Pupils new to the portal: registered upstream by the bulk registration's run, once each.
 
-A school's joiners become one running import job (`ImportJob`, named after the sync) with a
-queued row each; imports.run sends the rows, one task per row, each claimed by a conditional
-update, and its sweep takes up what a dead worker leaves. So each pupil is sent once, and a
+A school's joiners become one running import job (`ImportJob`, linked to the sync by
+`RosterSync.import_jobs`, named after it only for people to read) with a queued row each;
+imports.run sends the rows, one task per row, each claimed by a conditional update, and its
+sweep takes up what a dead worker leaves. So each pupil is sent once, and a
 run cut off by an outage carries on where it stopped. A row that failed (the upstream was
 down) leaves its pupil without a learner: the next sync's plan has them join again, as a new
 row, while a row still queued, being sent or registered is never made twice.
@@ -14,7 +15,6 @@ from datetime import date, datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.views.decorators.debug import sensitive_variables
@@ -28,16 +28,12 @@ from imports.tasks import enqueue_job_run
 from learners.passwords import password_generate
 from roster.models import RosterPerson, RosterSync
 from roster.plan import Joiner, SchoolPlan
+from roster.selectors import sync_import_jobs
 
 
 def job_filename(sync: RosterSync) -> str:
-    """Return the name the sync's import jobs carry (one job per school)."""
+    """Return the name the sync's import jobs carry, for people (found by the link, never it)."""
     return f"roster sync {sync.pk}"
-
-
-def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:
-    """Return the import jobs registering the sync's joiners, a school each."""
-    return ImportJob.objects.filter(filename=job_filename(sync)).order_by("pk")
 
 
 def when(value: str) -> datetime | None:
@@ -84,6 +80,7 @@ def joiners_register(
         valid_rows=len(joining),
         generated_passwords=sum(joiner.made_password for joiner in joining),
     )
+    sync.import_jobs.add(job)
     # Numbered as a file's rows are, the header being row 1.
     rows = ImportRow.objects.bulk_create(
         _row(job, number, joiner, groups) for number, joiner in enumerate(joining, start=2)

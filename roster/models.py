@@ -26,6 +26,8 @@ class RosterSync(models.Model):
     school = models.ForeignKey(
         "schools.School", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # The schools its plan touches (filled when planned): a school's admins see their part.
+    schools = models.ManyToManyField("schools.School", blank=True, related_name="+")
     origin = models.CharField(max_length=16, choices=Origin.choices)
     filename = models.CharField(max_length=255, blank=True)
     state = models.CharField(max_length=16, choices=State.choices, default=State.READING)
@@ -40,14 +42,16 @@ class RosterSync(models.Model):
     changed = models.PositiveIntegerField(default=0)
     problems = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    # The pupils it registers: a bulk registration job of their own (imports.run).
-    import_job = models.ForeignKey(
-        "imports.ImportJob", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    # The pupils it registers: a bulk registration job per school (imports.run), linked here
+    # (never found by name: a hand-uploaded file may carry any name).
+    import_jobs = models.ManyToManyField("imports.ImportJob", blank=True, related_name="+")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When a worker took up reading it (an upload, read in the background): sweep_roster
+    # fails one whose worker has been silent too long.
+    started_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

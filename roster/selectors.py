@@ -14,7 +14,7 @@ from accounts.access import is_trust_admin, working_school
 from classes.models import SchoolGroup
 from imports.models import ImportJob
 from learners.models import Level
-from roster.models import RosterSync
+from roster.models import RosterClass, RosterPerson, RosterSync
 from roster.plan import SchoolPlan, StaffMember, SyncPlan
 from schools.models import several_schools
 
@@ -24,34 +24,73 @@ PROBLEMS_SHOWN = 100
 
 
 def roster_syncs_visible(user: AbstractBaseUser) -> QuerySet[RosterSync]:
-    """Return the syncs the admin sees: their school's; a sync of several, trust admins only.
+    """Return the syncs the admin sees: their school's, and those of several touching it.
 
-    With one school in the deployment every sync is the school's.
+    A trust admin also sees every sync of several schools (planned or not). With one school
+    in the deployment every sync is the school's.
     """
-    syncs = RosterSync.objects.select_related("school", "import_job", "created_by")
+    syncs = RosterSync.objects.select_related("school", "created_by")
     if not several_schools():
         return syncs
     school = working_school(user)
     trust_admin = is_trust_admin(user)
     if school is None:  # a trust admin's "All schools"
         return syncs if trust_admin else syncs.none()
-    mine = Q(school_id=school)
+    mine = Q(school_id=school) | Q(
+        school__isnull=True, pk__in=RosterSync.schools.through.objects.filter(school_id=school)
+        .values("rostersync_id")
+    )  # fmt: skip
     if trust_admin:
         mine |= Q(school__isnull=True)
     return syncs.filter(mine)
 
 
-def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:
-    """Return the registrations of the sync's new pupils: one job per school, the first linked.
+def sync_part_school(sync: RosterSync, user: AbstractBaseUser) -> int | None:
+    """Return the school whose part of a sync of several the admin is limited to; None: all.
 
-    The others carry the name roster.joining gives them ("roster sync N").
+    A school admin reads only their school's part of a sync that touches other schools too.
     """
+    if sync.school_id is not None or not several_schools() or is_trust_admin(user):
+        return None
+    school = working_school(user)
+    touched = set(sync.schools.values_list("pk", flat=True))
+    return None if touched <= {school} else school
+
+
+def sync_decidable(sync: RosterSync, user: AbstractBaseUser) -> bool:
+    """Return whether the admin may approve or discard the sync: not a school admin's part."""
+    return sync_part_school(sync, user) is None
+
+
+def plan_part(sync: RosterSync, plan: SyncPlan, school_id: int | None) -> SyncPlan:
+    """Return the plan limited to one school: its part, and the problems of its known rows."""
+    if school_id is None:
+        return plan
+    known = set(
+        RosterPerson.objects.filter(school_id=school_id).values_list("sourced_id", flat=True)
+    ) | set(RosterClass.objects.filter(school_id=school_id).values_list("sourced_id", flat=True))
+    return SyncPlan(
+        schools=[part for part in plan.schools if part.school_id == school_id],
+        problems=[p for p in plan.problems if p.sourced_id and p.sourced_id in known],
+        hold_reasons=list(plan.hold_reasons),
+    )
+
+
+def sync_figures(sync: RosterSync, school_id: int | None) -> dict[str, int]:
+    """Return the sync's counts, or those of one school's part of it."""
+    if school_id is None:
+        return {"joined": sync.joined, "left": sync.left, "changed": sync.changed,
+                "problems": sync.problems}  # fmt: skip
+    part = plan_part(sync, SyncPlan.from_json(sync.plan or {}), school_id)
+    return {"joined": part.joined, "left": part.left, "changed": part.changed,
+            "problems": len(part.problems)}  # fmt: skip
+
+
+def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:
+    """Return the import jobs registering the sync's joiners, a school each, oldest first."""
     if sync.pk is None:
         return ImportJob.objects.none()
-    named = Q(filename=f"roster sync {sync.pk}")
-    if sync.import_job_id is not None:
-        named |= Q(pk=sync.import_job_id)
-    return ImportJob.objects.filter(named).select_related("school").order_by("pk")
+    return sync.import_jobs.select_related("school").order_by("pk")
 
 
 @dataclass

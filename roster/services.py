@@ -17,9 +17,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from ops.database import DATABASE_TROUBLE
 from roster.applying import plan_apply
 from roster.joining import roster_links_settle
 from roster.models import RosterLock, RosterSync
@@ -33,6 +35,12 @@ from schools.models import School
 logger = logging.getLogger(__name__)
 
 State = RosterSync.State
+
+# Translators: Why a roster sync failed when the portal itself went wrong.
+FAILED_UNEXPECTEDLY = gettext_lazy(
+    "The portal failed unexpectedly while working out this sync; nothing changed. Try again "
+    "later; if it fails again, tell the portal's administrators."
+)
 
 
 class RosterSyncClosed(Exception):
@@ -55,33 +63,57 @@ def roster_sync_start(
     """Read a roster, plan its effect and apply it at once, or hold it for an admin.
 
     `source` is what roster.reading reads (a folder, a zip's path or an uploaded file). A
-    roster that cannot be read as a whole gives a failed sync saying why, nothing changed.
+    roster that cannot be read, or a failure of the portal's, gives a failed sync saying why.
     """
     sync = RosterSync.objects.create(
-        origin=origin, filename=filename[:255], school=school, created_by=started_by
-    )
+        origin=origin, filename=filename[:255], school=school, created_by=started_by,
+        started_at=timezone.now(),
+    )  # fmt: skip
+    return roster_sync_run(sync, source, actor=started_by, address=address)
+
+
+def roster_sync_run(
+    sync: RosterSync, source, *, actor: AbstractBaseUser | None, address: str | None
+) -> RosterSync:
+    """Read, plan and hold or apply a sync being read; never left "being read" by an error.
+
+    A database outage is raised on (after marking the sync failed, if the database lets it),
+    for the caller to wait it out; any other error of the portal's fails the sync, logged.
+    """
+    done = False
     try:
-        files = read_roster(source, max_bytes=settings.ROSTER_MAX_UPLOAD_BYTES)
-    except RosterUnreadable as error:
-        RosterSync.objects.filter(pk=sync.pk).update(state=State.FAILED, error=str(error))
-        sync.refresh_from_db()
-        logger.info("Roster sync %s could not be read: %s", sync.pk, error)
-        return sync
-    try:
-        with working_in(school.pk if school else None), transaction.atomic():
-            _plan_and_apply(sync, files, school=school, actor=started_by, address=address)
-    except Exception:
-        # Rolled back whole: nothing changed. Not left "being read" for ever; the error is
-        # the portal's, logged with its traceback, and raised on.
-        logger.exception("Roster sync %s failed while planned or applied", sync.pk)
-        RosterSync.objects.filter(pk=sync.pk).update(
-            state=State.FAILED,
-            error=_("The portal failed unexpectedly while working out this sync; nothing changed."),
-        )
+        try:
+            files = read_roster(source, max_bytes=settings.ROSTER_MAX_UPLOAD_BYTES)
+        except RosterUnreadable as error:
+            _fail(sync, str(error))
+            logger.info("Roster sync %s could not be read: %s", sync.pk, error)
+        else:
+            with working_in(sync.school_id), transaction.atomic():
+                _plan_and_apply(sync, files, school=sync.school, actor=actor, address=address)
+        done = True
+    except DATABASE_TROUBLE:
+        logger.exception("Roster sync %s failed: the database is out of reach", sync.pk)
         raise
+    except Exception:
+        # Rolled back whole: nothing changed. Logged with its traceback, which may hold
+        # pupils' details: the sync itself says only that the portal failed.
+        logger.exception("Roster sync %s failed while read, planned or applied", sync.pk)
+    finally:
+        if not done:
+            _fail(sync, str(FAILED_UNEXPECTEDLY))
     sync.refresh_from_db()
     logger.info("%s", sync.summary_line())
     return sync
+
+
+def _fail(sync: RosterSync, reason: str) -> None:
+    """Mark a sync still being read as failed, saying why (no-op if the database is gone)."""
+    try:
+        RosterSync.objects.filter(pk=sync.pk, state=State.READING).update(
+            state=State.FAILED, error=reason
+        )
+    except DATABASE_TROUBLE:
+        logger.warning("Roster sync %s could not be marked failed: no database", sync.pk)
 
 
 def _plan_and_apply(
@@ -94,6 +126,8 @@ def _plan_and_apply(
 ) -> None:
     """Plan the files under the lock, then hold the sync or apply it (the caller's transaction)."""
     _lock_take(sync)
+    if not RosterSync.objects.filter(pk=sync.pk, state=State.READING).exists():
+        return  # failed meanwhile by sweep_roster (its worker looked dead): left as it is
     planned_at = timezone.now()  # every sync applied before this moment is in the plan
     roster_links_settle()  # pupils registered since the last sync are theirs now
     plan = plan_sync(files, school=school)
@@ -141,6 +175,17 @@ def roster_sync_approve(
             **_figures(sync),
         )
         _apply(sync, actor=approved_by, address=address)
+    sync.refresh_from_db()
+    return sync
+
+
+def roster_sync_resume(*, sync: RosterSync) -> RosterSync:
+    """Apply again the plan of a sync whose worker died applying it (applying is idempotent)."""
+    with working_in(sync.school_id), transaction.atomic():
+        _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
+        if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
+            sync.refresh_from_db()
+            _apply(sync, actor=sync.decided_by, address=None)
     sync.refresh_from_db()
     return sync
 
@@ -207,6 +252,7 @@ def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
             "version", "modes", "plan", "hold_reasons", "joined", "left", "changed", "problems",
         ]
     )  # fmt: skip
+    sync.schools.set([school.school_id for school in plan.schools])
 
 
 def _apply(sync: RosterSync, *, actor: AbstractBaseUser | None, address: str | None) -> None:

@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 
 from accounts.access import admin_required
 from kit.addresses import client_address
-from roster.selectors import roster_syncs_visible
+from roster.selectors import roster_syncs_visible, sync_part_school
 from roster.slips import roster_slip_groups, roster_slips_take
 
 
@@ -17,7 +17,8 @@ from roster.slips import roster_slip_groups, roster_slips_take
 def roster_slips(request: HttpRequest, pk: int) -> HttpResponse:
     """List the classes with slips to print; a POST naming one prints its slips, once."""
     sync = get_object_or_404(roster_syncs_visible(request.user), pk=pk)
-    groups = roster_slip_groups(sync)
+    part_of = sync_part_school(sync, request.user)  # a school admin: their school's slips
+    groups = roster_slip_groups(sync, part_of)
     if request.method == "POST":
         chosen = next((g for g, _count in groups if str(g.pk) == request.POST.get("group")), None)
         if chosen is None:
@@ -26,7 +27,11 @@ def roster_slips(request: HttpRequest, pk: int) -> HttpResponse:
             )
             return redirect("roster:slips", pk=pk)
         slips = roster_slips_take(
-            sync=sync, group=chosen, taken_by=request.user, address=client_address(request)
+            sync=sync,
+            group=chosen,
+            taken_by=request.user,
+            address=client_address(request),
+            school_id=part_of,
         )
         if not slips:
             messages.error(

@@ -34,18 +34,26 @@ class Slip:
         return f"Slip({self.username!r}, {self.group!r})"
 
 
-def _rows_waiting(sync: RosterSync):
-    """Return the sync's registered rows whose made password has not been printed yet."""
+def _rows_waiting(sync: RosterSync, school_id: int | None = None):
+    """Return the sync's registered rows whose made password has not been printed yet.
+
+    `school_id`: only that school's registration (a school admin's part of a trust's sync).
+    """
+    jobs = sync_import_jobs(sync)
+    if school_id is not None:
+        jobs = jobs.filter(school_id=school_id)
     return ImportRow.objects.filter(
-        job__in=sync_import_jobs(sync), state=ImportRow.State.REGISTERED, password_generated=True
+        job__in=jobs, state=ImportRow.State.REGISTERED, password_generated=True
     ).exclude(password_encrypted="")
 
 
-def roster_slip_groups(sync: RosterSync) -> list[tuple[SchoolGroup, int]]:
+def roster_slip_groups(
+    sync: RosterSync, school_id: int | None = None
+) -> list[tuple[SchoolGroup, int]]:
     """Return the classes (not year groups) with slips still to print, and how many each."""
     import_credentials_expire()
     counts: dict[int, int] = {}
-    for group_ids in _rows_waiting(sync).values_list("group_ids", flat=True):
+    for group_ids in _rows_waiting(sync, school_id).values_list("group_ids", flat=True):
         for group_id in set(group_ids or []):
             counts[group_id] = counts.get(group_id, 0) + 1
     groups = SchoolGroup.objects.filter(pk__in=counts).exclude(kind=SchoolGroup.Kind.YEAR_GROUP)
@@ -54,7 +62,12 @@ def roster_slip_groups(sync: RosterSync) -> list[tuple[SchoolGroup, int]]:
 
 @sensitive_variables("slips")
 def roster_slips_take(
-    *, sync: RosterSync, group: SchoolGroup, taken_by: AbstractBaseUser, address: str | None
+    *,
+    sync: RosterSync,
+    group: SchoolGroup,
+    taken_by: AbstractBaseUser,
+    address: str | None,
+    school_id: int | None = None,
 ) -> list[Slip]:
     """Return the slips of a class's pupils once, wiping their passwords (audited by count).
 
@@ -64,7 +77,9 @@ def roster_slips_take(
     with transaction.atomic():
         rows = [
             row
-            for row in _rows_waiting(sync).select_for_update().order_by("last_name", "first_name")
+            for row in _rows_waiting(sync, school_id)
+            .select_for_update()
+            .order_by("last_name", "first_name")
             if group.pk in (row.group_ids or [])
         ]
         slips = [

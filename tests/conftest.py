@@ -94,6 +94,12 @@ def immediate_tasks(settings):
     }
 
 
+@pytest.fixture(autouse=True)
+def roster_uploads_apart(settings, tmp_path_factory):
+    """Keep uploaded rosters in a folder of the test's own, never the project's var/."""
+    settings.ROSTER_UPLOAD_DIR = str(tmp_path_factory.getbasetemp() / "roster-uploads")
+
+
 DB_FIXTURES = ("db", "transactional_db", "django_db_reset_sequences", "live_server")
 
 

@@ -109,7 +109,7 @@ def make_sync(
         ],
     )
     held = state == RosterSync.State.HELD
-    return RosterSync.objects.create(
+    sync = RosterSync.objects.create(
         school=school,
         origin=RosterSync.Origin.UPLOAD,
         filename=filename,
@@ -122,15 +122,27 @@ def make_sync(
         changed=plan.changed,
         problems=len(plan.problems),
     )
+    sync.schools.set(covered)  # as planning does
+    return sync
 
 
 def registered_with_slips(
-    sync: RosterSync, groups: list[SchoolGroup], pupils: int = 2, password: str = "Slip-pass-123"
+    sync: RosterSync,
+    groups: list[SchoolGroup],
+    pupils: int = 2,
+    password: str = "Slip-pass-123",
+    *,
+    linked: bool = True,
+    filename: str = "",
 ) -> ImportJob:
-    """Give the sync a finished registration whose pupils wait for their slips in `groups`."""
+    """Give the sync a finished registration whose pupils wait for their slips in `groups`.
+
+    `linked=False`: a registration of the same school that is not the sync's (a hand-uploaded
+    file, maybe named like the sync's jobs).
+    """
     now = timezone.now()
     job = ImportJob.objects.create(
-        filename=sync.filename,
+        filename=filename or sync.filename,
         state=ImportJob.State.FINISHED,
         created_at=now,
         finished_at=now,
@@ -152,6 +164,6 @@ def registered_with_slips(
             password_generated=True,
             state=ImportRow.State.REGISTERED,
         )
-    RosterSync.objects.filter(pk=sync.pk).update(import_job=job)
-    sync.refresh_from_db()
+    if linked:
+        sync.import_jobs.add(job)
     return job

@@ -809,6 +809,14 @@ def test_the_roster_pages_pass_axe(browser, live_server, viewport):
     page.locator("details.roster-names summary").first.click()
     assert_accessible(page, "a held sync, a list of names open")
 
+    reading = make_sync(state=RosterSync.State.READING, filename="uploaded.zip")
+    goto_and_check(page, base, f"/roster/{reading.pk}/", "a sync being read")
+    assert page.is_visible("#roster-wait")
+    # Read by the worker meanwhile: the page shows it by itself (roster_wait.js).
+    RosterSync.objects.filter(pk=reading.pk).update(state=RosterSync.State.APPLIED)
+    page.wait_for_selector("#roster-wait", state="detached", timeout=15_000)
+    assert page.is_visible("text=Applied")
+
     goto_and_check(page, base, "/roster/grades/", "grades and levels")
     page.fill("#id_roster_grade_levels", "Y7 = secondary\nY8 is big")
     click_and_wait(page, "main form button[type=submit]")

@@ -16,7 +16,7 @@ from accounts.school_choice import SESSION_KEY
 from audit.models import AuditEvent
 from classes.models import SchoolGroup
 from imports.models import ImportRow
-from roster import views
+from roster import background
 from roster.models import RosterSync
 from schools.models import PartnerSettings, School
 from tests.factories import make_group, make_staff
@@ -119,16 +119,23 @@ def a_zip() -> SimpleUploadedFile:
 
 @pytest.fixture
 def started(monkeypatch):
-    """Record what the upload hands the service, which answers with a sync."""
+    """Record what the worker's task hands the service: the upload's sync and its kept zip."""
     calls = []
 
-    def start(**kwargs):
-        calls.append({**kwargs, "data": kwargs["source"].read_bytes()})
-        return RosterSync.objects.create(
-            origin=kwargs["origin"], filename=kwargs["filename"], school=kwargs["school"]
+    def run(sync, source, *, actor, address):
+        calls.append(
+            {
+                "origin": sync.origin,
+                "filename": sync.filename,
+                "school": sync.school,
+                "started_by": actor,
+                "source": source,
+                "data": source.read_bytes(),
+            }
         )
+        return sync
 
-    monkeypatch.setattr(views, "roster_sync_start", start)
+    monkeypatch.setattr(background, "roster_sync_run", run)
     return calls
 
 
@@ -205,7 +212,7 @@ def test_an_applied_sync_has_no_buttons_and_links_its_registration(admin):
     body = text(admin.get(reverse("roster:sync", args=[sync.pk])))
 
     assert "Applied" in body
-    assert reverse("imports:job", args=[sync.import_job_id]) in body
+    assert reverse("imports:job", args=[sync.import_jobs.get().pk]) in body
     assert reverse("roster:slips", args=[sync.pk]) in body
     assert reverse("roster:approve", args=[sync.pk]) not in body
     assert HOLD_REASON not in body
@@ -319,6 +326,23 @@ def test_a_classs_slips_print_once_then_are_gone(admin):
     assert "No slips are waiting" in text(again)
 
 
+def test_a_hand_uploaded_file_named_like_the_syncs_job_is_not_the_syncs(admin):
+    sync = make_sync(state=RosterSync.State.APPLIED)
+    form_7a = make_group("7A")
+    registered_with_slips(sync, [form_7a], linked=False, filename=f"roster sync {sync.pk}")
+    slips_url = reverse("roster:slips", args=[sync.pk])
+
+    listing = admin.get(slips_url)
+    page = admin.get(reverse("roster:sync", args=[sync.pk]))
+    printed = admin.post(slips_url, {"group": form_7a.pk}, follow=True)
+
+    assert listing.status_code == 200 and "No slips are waiting" in text(listing)
+    assert "Print slips for 7A" not in text(listing)
+    assert "Applied" in text(page) and "Registering the new pupils" not in text(page)
+    assert "Choose a class from the list" in text(printed)
+    assert ImportRow.objects.exclude(password_encrypted="").count() == 2  # not wiped
+
+
 def test_a_slips_post_without_a_class_goes_back_to_the_list(admin):
     sync = make_sync(state=RosterSync.State.APPLIED)
     registered_with_slips(sync, [make_group("7A")])
@@ -344,22 +368,30 @@ def test_expired_passwords_leave_no_slips(admin, settings):
 # Who sees which sync ----------------------------------------------------------------------------
 
 
-def test_a_school_admin_sees_their_schools_syncs_and_never_a_trust_wide_one():
+def school_admin_of(school: School) -> Client:
+    client = Client(raise_request_exception=True)
+    client.force_login(
+        make_staff(f"admin.{school.code.lower()}", role=StaffRole.ADMIN, school=school)
+    )
+    return client
+
+
+def test_a_school_admin_sees_their_schools_syncs_and_their_part_of_a_trust_wide_one():
     alpha = School.default()
     bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
     own = make_sync(school=alpha, filename="alpha.zip")
     others = make_sync(school=bravo, schools=[bravo], filename="bravo.zip")
     trust_wide = make_sync(schools=[alpha, bravo], filename="trust.zip")
-    client = Client()
-    client.force_login(make_staff("alma.admin", role=StaffRole.ADMIN, school=alpha))
+    bravos_only = make_sync(schools=[bravo], filename="bravo-drop.zip")
+    client = school_admin_of(alpha)
 
     listing = text(client.get(reverse("roster:index")))
 
-    assert "alpha.zip" in listing
-    assert "bravo.zip" not in listing and "trust.zip" not in listing
+    assert "alpha.zip" in listing and "trust.zip" in listing
+    assert "bravo.zip" not in listing and "bravo-drop.zip" not in listing
     assert "The file updates Our school only" in listing
     assert client.get(reverse("roster:sync", args=[own.pk])).status_code == 200
-    for hidden in (others, trust_wide):
+    for hidden in (others, bravos_only):
         assert client.get(reverse("roster:sync", args=[hidden.pk])).status_code == 404
         assert client.post(reverse("roster:approve", args=[hidden.pk])).status_code == 404
         assert client.get(reverse("roster:result", args=[hidden.pk])).status_code == 404
@@ -368,3 +400,49 @@ def test_a_school_admin_sees_their_schools_syncs_and_never_a_trust_wide_one():
     trust.force_login(make_staff("tia.trust", role=StaffRole.TRUST_ADMIN))
     page = text(trust.get(reverse("roster:sync", args=[trust_wide.pk])))
     assert "Bravo Academy" in page and "Every school the files name" in page
+
+
+def test_a_school_admin_reads_only_their_part_of_a_trust_wide_sync_and_cannot_decide_it():
+    alpha = School.default()
+    bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
+    trust_wide = make_sync(schools=[alpha, bravo], filename="trust.zip", joiners=2, tag="A")
+    # Bravo's part names its people differently: its joiners must not reach Alpha's admin.
+    plan = trust_wide.plan
+    plan["schools"][1]["joiners"] = plan["schools"][1]["joiners"][:1]
+    for joiner in plan["schools"][1]["joiners"]:
+        joiner["last_name"] = "Bravonian"
+    RosterSync.objects.filter(pk=trust_wide.pk).update(plan=plan)
+    client = school_admin_of(alpha)
+    url = reverse("roster:sync", args=[trust_wide.pk])
+
+    response = client.get(url)
+
+    body = text(response)
+    assert response.status_code == 200
+    assert "only your school's part is shown" in body
+    assert "JoA Joiner0" in body and "Bravonian" not in body and "Bravo Academy" not in body
+    # Alpha's part: 2 joiners and the returner; not the trust's 5.
+    assert "3 joined, 2 left, 1 changed, 0 problems" in body
+    assert "only a trust admin can approve or discard it" in body
+    assert reverse("roster:approve", args=[trust_wide.pk]) not in body
+    refused = client.post(reverse("roster:approve", args=[trust_wide.pk]), follow=True)
+    assert "only a trust admin can approve or discard it" in text(refused)
+    client.post(reverse("roster:discard", args=[trust_wide.pk]))
+    trust_wide.refresh_from_db()
+    assert trust_wide.state == RosterSync.State.HELD
+    result = client.get(reverse("roster:result", args=[trust_wide.pk])).getvalue().decode()
+    assert "JoA Joiner0" in result and "Bravonian" not in result
+
+
+def test_a_school_admin_prints_only_their_schools_slips_of_a_trust_wide_sync():
+    alpha = School.default()
+    bravo = School.objects.create(code="BRAVO", name="Bravo Academy")
+    trust_wide = make_sync(state=RosterSync.State.APPLIED, schools=[alpha, bravo])
+    registered_with_slips(trust_wide, [make_group("7A", school=alpha)])
+    registered_with_slips(trust_wide, [make_group("9Z", school=bravo)], password="Bravo-pass-")
+    client = school_admin_of(alpha)
+    url = reverse("roster:slips", args=[trust_wide.pk])
+
+    listing = text(client.get(url))
+
+    assert "Print slips for 7A" in listing and "Print slips for 9Z" not in listing

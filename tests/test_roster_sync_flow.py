@@ -13,7 +13,7 @@ from datetime import date
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connections
+from django.db import DataError, OperationalError, connections
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -29,7 +29,7 @@ from roster.services import (
 )
 from schools.models import School
 from tests.factories import make_learner
-from tests.roster_files import Klass, Term, roster_write, school_spec
+from tests.roster_files import Klass, Term, roster_write, school_spec, trust_spec
 
 Action = AuditEvent.Action
 LINE = re.compile(
@@ -256,20 +256,47 @@ def run_together(count, work) -> list:
 
 
 @pytest.mark.django_db
-def test_a_sync_the_portal_fails_to_plan_changes_nothing_and_says_so(tmp_path, monkeypatch):
+def test_a_sync_the_portal_fails_to_plan_changes_nothing_and_says_so(tmp_path, monkeypatch, caplog):
     files = roster_write(school_spec(pupils=2, classes=1), tmp_path / "bulk")
 
     def broken(*args, **kwargs):
-        raise RuntimeError("a bug")
+        raise RuntimeError("a bug naming Ada Pupil")
 
     monkeypatch.setattr("roster.services.plan_sync", broken)
 
-    with pytest.raises(RuntimeError):
-        roster_sync_start(source=files, origin=RosterSync.Origin.DROP, filename="bulk")
+    sync = roster_sync_start(source=files, origin=RosterSync.Origin.DROP, filename="bulk")
 
-    sync = RosterSync.objects.get()
     assert sync.state == RosterSync.State.FAILED and "nothing changed" in sync.error
+    assert "Ada Pupil" not in sync.error  # the exception's text stays in the log
+    assert "Ada Pupil" in caplog.text
     assert not RosterClass.objects.exists() and not Learner.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (RuntimeError("a bug naming Ada Pupil"), "failed unexpectedly"),
+        (OperationalError("database is locked"), "The database failed"),
+        (DataError("value too long for Ada Pupil"), "failed unexpectedly"),
+    ],
+)
+def test_the_command_says_a_failure_of_the_portals_in_a_sentence_never_a_traceback(
+    tmp_path, monkeypatch, error, said
+):
+    files = roster_write(school_spec(pupils=2, classes=1), tmp_path / "bulk")
+
+    def broken(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("roster.services.plan_sync", broken)
+
+    with pytest.raises(CommandError, match=said) as refused:
+        call_command("roster_sync", str(files), stdout=io.StringIO())
+
+    assert "Ada Pupil" not in str(refused.value)
+    assert RosterSync.objects.get().state == RosterSync.State.FAILED
+    assert not Learner.objects.exists()
 
 
 @pytest.mark.backend
@@ -311,3 +338,17 @@ def test_september_is_one_previewed_sync_archiving_last_year_and_moving_pupils_u
     assert sorted(now_in.values_list("group__name", "group__academic_year")) == [
         ("7A", "2027/28"), ("Year 7", "2027/28"),
     ]  # fmt: skip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_of_several_schools_records_each_school_it_touches(upstream, tmp_path):
+    first = School.objects.create(code="TRUST01", name="Academy 1")
+    second = School.objects.create(code="TRUST02", name="Academy 2")
+    spec = trust_spec(schools=2, pupils_per_school=2, classes_per_school=1, enrolments_per_pupil=1)
+
+    sync = roster_sync_start(
+        source=roster_write(spec, tmp_path / "trust"), origin=RosterSync.Origin.COMMAND
+    )
+
+    assert sync.school is None and sync.joined == 4, sync.summary_line()
+    assert set(sync.schools.all()) == {first, second}

@@ -62,7 +62,7 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
         portal.wait_until_serving()
 
         # Beside gunicorn (a master and its 2 workers): the delivery worker, IMPORT_WORKERS
-        # imports workers and the 5 sweeps.
+        # imports workers and the 6 sweeps.
         processes = portal.descendants()
         commands = sorted(processes.values())
         assert sum("gunicorn" in c for c in commands) == 3, commands
@@ -74,6 +74,7 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
             ("sweep_alerts", 30),
             ("sweep_retention", 3600),
             ("sweep_housekeeping", 3600),
+            ("sweep_roster", 30),
         ]:
             assert sum(c.endswith(f"{sweep} --every {every}") for c in commands) == 1, commands
 

@@ -384,6 +384,7 @@ def test_the_roster_pages_are_translated(in_pseudo_language):
     failed = RosterSync.objects.create(
         origin=RosterSync.Origin.DROP, state=RosterSync.State.FAILED, error="broken"
     )
+    reading = make_sync(state=RosterSync.State.READING, filename="uploaded.zip")
     visitor = Client()
     visitor.force_login(make_staff("ada.admin", role=StaffRole.ADMIN))
     pages = {
@@ -392,6 +393,7 @@ def test_the_roster_pages_are_translated(in_pseudo_language):
         "held": read(visitor.get(f"/roster/{held.pk}/")),
         "applied": read(visitor.get(f"/roster/{applied.pk}/")),
         "failed": read(visitor.get(f"/roster/{failed.pk}/")),
+        "being read": read(visitor.get(f"/roster/{reading.pk}/")),
         "grades": read(visitor.post("/roster/grades/", {"roster_grade_levels": "Y7 == 8"})),
         "slips": read(visitor.get(f"/roster/{applied.pk}/slips/")),
         "printed": read(visitor.post(f"/roster/{applied.pk}/slips/", {"group": form.pk})),

@@ -20,6 +20,8 @@ SWEEPS = {
     "sweep_alerts": 30,
     "sweep_retention": 3600,
     "sweep_housekeeping": 3600,
+    # Roster syncs whose worker died, and the drop folder's files (when ROSTER_DROP_DIR is set).
+    "sweep_roster": 30,
 }
 GUNICORN_CONFIG = Path(__file__).resolve().parents[2] / "gunicorn.conf.py"
 
@@ -64,8 +66,6 @@ def children(host: str, port: int, *, workers: bool, sweeps: bool) -> list[Child
         ]
     if sweeps:
         found += [Child(name, manage(name, "--every", str(secs))) for name, secs in SWEEPS.items()]
-        if settings.ROSTER_DROP_DIR:  # the drop folder's sweep only where there is one
-            found.append(Child("sweep_roster", manage("sweep_roster", "--every", "30")))
     return found
 
 

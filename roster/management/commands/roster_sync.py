@@ -3,10 +3,17 @@
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from roster.models import RosterSync
 from roster.services import RosterSyncClosed, roster_sync_approve, roster_sync_start
 from schools.models import School
+
+# The error itself is logged (roster.services); it may hold pupils' details.
+DATABASE_FAILED = (
+    "The database failed (busy, locked or out of reach) while syncing: nothing changed. "
+    "Run the command again in a minute."
+)
 
 
 class Command(BaseCommand):
@@ -45,9 +52,12 @@ class Command(BaseCommand):
                 )
         if not path.exists():
             raise CommandError(f"There is no file or folder {str(path)!r}.")
-        sync = roster_sync_start(
-            source=path, origin=RosterSync.Origin.COMMAND, filename=path.name, school=chosen
-        )
+        try:
+            sync = roster_sync_start(
+                source=path, origin=RosterSync.Origin.COMMAND, filename=path.name, school=chosen
+            )
+        except DatabaseError:
+            raise CommandError(DATABASE_FAILED) from None
         if sync.state == RosterSync.State.FAILED:
             raise CommandError(f"roster sync {sync.pk}: the roster could not be read: {sync.error}")
         return sync
@@ -60,3 +70,5 @@ class Command(BaseCommand):
             return roster_sync_approve(sync=sync, approved_by=None, address=None)
         except RosterSyncClosed as closed:
             raise CommandError(closed.message) from None
+        except DatabaseError:
+            raise CommandError(DATABASE_FAILED) from None
