@@ -29,6 +29,7 @@ from roster.plan import SyncPlan
 from roster.planning import plan_sync
 from roster.reading import read_roster
 from roster.records import RosterFileSet, RosterUnreadable
+from roster.tasks import enqueue_approved_apply
 from schools.context import working_in
 from schools.models import School
 
@@ -40,6 +41,12 @@ State = RosterSync.State
 FAILED_UNEXPECTEDLY = gettext_lazy(
     "The portal failed unexpectedly while working out this sync; nothing changed. Try again "
     "later; if it fails again, tell the portal's administrators."
+)
+# Two held syncs were both read from what the portal held then: once one is applied, the
+# other's plan is out of date.
+STALE = gettext_lazy(
+    "Another sync was applied after this one was read; upload the files again to see what "
+    "they change now."
 )
 
 
@@ -147,21 +154,24 @@ def _plan_and_apply(
 
 
 def roster_sync_approve(
-    *, sync: RosterSync, approved_by: AbstractBaseUser | None, address: str | None
+    *,
+    sync: RosterSync,
+    approved_by: AbstractBaseUser | None,
+    address: str | None,
+    at_once: bool = True,
 ) -> RosterSync:
-    """Apply a held sync's plan, as previewed (audited); raise RosterSyncClosed if not held."""
+    """Apply a held sync's plan, as previewed (audited); raise RosterSyncClosed if not held.
+
+    With `at_once` off (the page), a worker applies it: a trust's plan may take longer than
+    the web server gives a request. The command applies it at once, to print its outcome.
+    """
     with working_in(sync.school_id), transaction.atomic():
         _lock_take(sync)  # a second click waits here, then finds it applied
         sync.refresh_from_db()
         if sync.state != State.HELD:
             raise RosterSyncClosed(_closed(sync))
         if _applied_since(sync):
-            raise RosterSyncClosed(
-                _(
-                    "Another sync was applied after this one was read; upload the files again "
-                    "to see what they change now."
-                )
-            )
+            raise RosterSyncClosed(str(STALE))
         claimed = RosterSync.objects.filter(pk=sync.pk, state=State.HELD).update(
             state=State.APPLYING, decided_by=approved_by, decided_at=timezone.now()
         )
@@ -174,18 +184,29 @@ def roster_sync_approve(
             action=AuditEvent.Action.ROSTER_APPROVED,
             **_figures(sync),
         )
-        _apply(sync, actor=approved_by, address=address)
+        if at_once:
+            _apply(sync, actor=approved_by, address=address)
+        else:
+            # Written in this transaction (the database queue): the worker finds it applying.
+            enqueue_approved_apply(sync.pk, address)
     sync.refresh_from_db()
     return sync
 
 
-def roster_sync_resume(*, sync: RosterSync) -> RosterSync:
-    """Apply again the plan of a sync whose worker died applying it (applying is idempotent)."""
+def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> RosterSync:
+    """Apply the plan of a sync approved for a worker, or whose worker died applying it.
+
+    Applying is idempotent, and the lock makes a second worker wait for the first, then find
+    nothing left. A sync applied since this one was read makes its plan out of date: failed.
+    """
     with working_in(sync.school_id), transaction.atomic():
         _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
         if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
             sync.refresh_from_db()
-            _apply(sync, actor=sync.decided_by, address=None)
+            if _applied_since(sync):
+                RosterSync.objects.filter(pk=sync.pk).update(state=State.FAILED, error=str(STALE))
+            else:
+                _apply(sync, actor=sync.decided_by, address=address)
     sync.refresh_from_db()
     return sync
 

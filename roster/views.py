@@ -168,7 +168,10 @@ def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
     if refused := _undecidable(request, sync):
         return refused
     try:
-        roster_sync_approve(sync=sync, approved_by=request.user, address=client_address(request))
+        # Applied by a worker: a trust's plan may take longer than a request may.
+        roster_sync_approve(
+            sync=sync, approved_by=request.user, address=client_address(request), at_once=False
+        )
     except RosterSyncClosed as closed:
         messages.error(request, str(closed))
     except DatabaseError:
@@ -176,7 +179,10 @@ def roster_approve(request: HttpRequest, pk: int) -> HttpResponse:
         logger.exception("Roster sync %s could not be decided: database error", sync.pk)
         messages.error(request, str(DATABASE_FAILED))
     else:
-        messages.success(request, _("Approved: the school's records are being applied."))
+        messages.success(
+            request,
+            _("Approved: the school's records are being applied. This page shows when it is done."),
+        )
     return redirect("roster:sync", pk=pk)
 
 

@@ -198,3 +198,44 @@ def test_a_database_failure_while_deciding_is_said_and_changes_nothing(admin, mo
                     "Try again in a minute."]  # fmt: skip
     sync.refresh_from_db()
     assert sync.state == State.HELD
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_approved_on_its_page_is_applied_by_a_worker_never_in_the_request(
+    admin, queued_tasks
+):
+    held = make_sync(state=State.HELD, problems=0, joiners=2)
+
+    response = admin.post(reverse("roster:approve", args=[held.pk]), follow=True)
+
+    body = response.content.decode()
+    held.refresh_from_db()
+    assert response.status_code == 200 and held.state == State.APPLYING
+    assert "Being applied" in body and "This page shows when it is done" in body
+    applying = [r for r in queued_tasks.results if r.task.name == "apply_approved_roster"]
+    assert len(applying) == 1 and applying[0].task.queue_name == "imports"
+
+    applying[0].task.call(*applying[0].args, **applying[0].kwargs)  # the worker takes it up
+
+    held.refresh_from_db()
+    assert held.state == State.APPLIED and held.applied_at is not None
+    assert "Being applied" not in admin.get(reverse("roster:sync", args=[held.pk])).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_approved_for_a_worker_fails_if_another_was_applied_before_it_ran(
+    admin, queued_tasks
+):
+    first = make_sync(state=State.HELD, problems=0, joiners=1, tag=" first")
+    second = make_sync(state=State.HELD, problems=0, joiners=1, tag=" second")
+    admin.post(reverse("roster:approve", args=[first.pk]))
+    (applying,) = [r for r in queued_tasks.results if r.task.name == "apply_approved_roster"]
+
+    call_command("roster_sync", "--approve", str(second.pk), stdout=io.StringIO())
+    applying.task.call(*applying.args, **applying.kwargs)
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert second.state == State.APPLIED
+    assert first.state == State.FAILED
+    assert "Another sync was applied after this one was read" in first.error
