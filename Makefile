@@ -106,14 +106,16 @@ check-migrations: install
 # default postgres://root@127.0.0.1:5432/portal_bench, created and migrated if missing), with
 # 100,000 learners and 300,000 attempts generated once and reused, and a trust of 50 schools
 # with as many again in a database of its own (BENCH_TRUST_DATABASE_URL, default
-# portal_bench_trust); prints one table of measured figures against targets. See
+# portal_bench_trust), and a trust's OneRoster roster in another (BENCH_ROSTER_DATABASE_URL,
+# default portal_bench_roster); prints one table of measured figures against targets. See
 # bench/README.md.
 BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench
 BENCH_TRUST_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench_trust
+BENCH_ROSTER_DATABASE_URL ?= postgres://root@127.0.0.1:5432/portal_bench_roster
 .PHONY: bench
 bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) BENCH_TRUST_DATABASE_URL=$(BENCH_TRUST_DATABASE_URL) \
-	  $(PY) -m bench.run
+	  BENCH_ROSTER_DATABASE_URL=$(BENCH_ROSTER_DATABASE_URL) $(PY) -m bench.run
 
 # The scale-out load test of issue 17 (not part of `make test`): nginx (Debian's, installed
 # with apt if missing, started with its own config on a free port) in front of two gunicorn

@@ -1,6 +1,8 @@
 """`make bench`: measure the portal at scale on PostgreSQL and print one table against targets.
 
-    python -m bench.run [--only pages,lists,export,import,sign-in,trust] [--rounds 3] [--seconds 4]
+    python -m bench.run [--only pages,lists] [--rounds 3] [--seconds 4] [--roster-pupils 1000]
+
+Parts: lists, export, import, pages, sign-in, trust, roster (all by default).
 
 Everything runs against BENCH_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench),
 created if missing and migrated, with DEBUG off, and the cache (cached_db sessions, the signed-in
@@ -9,7 +11,8 @@ user) in Redis at BENCH_CACHE_URL (default redis://127.0.0.1:6379/1), as product
 are there. A sandbox upstream
 with 50 ms of latency on create-learner serves the bulk-registration part. The trust of 50
 schools (bench.trust) has a database of its own, BENCH_TRUST_DATABASE_URL (default
-postgres://root@127.0.0.1:5432/portal_bench_trust).
+postgres://root@127.0.0.1:5432/portal_bench_trust), and so has the roster's (bench.roster),
+BENCH_ROSTER_DATABASE_URL (default postgres://root@127.0.0.1:5432/portal_bench_roster).
 """
 
 import argparse
@@ -23,12 +26,13 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench"
 DEFAULT_TRUST_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench_trust"
+DEFAULT_ROSTER_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_bench_roster"
 DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/1"
 COHORT_LEARNERS = 100_000
 COHORT_ATTEMPTS = 300_000
 COHORT_SEED = 5
 CREATE_LATENCY_MS = 50
-PARTS = ("lists", "export", "import", "pages", "sign-in", "trust")
+PARTS = ("lists", "export", "import", "pages", "sign-in", "trust", "roster")
 
 
 def bench_environment(database_url: str) -> dict[str, str]:
@@ -139,6 +143,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per URL a round")
     parser.add_argument("--requests", type=int, default=50, help="requests per list measure")
     parser.add_argument("--import-rows", type=int, default=1000, help="rows to register")
+    parser.add_argument("--roster-pupils", type=int, default=1000, help="new pupils to sync")
     args = parser.parse_args()
     parts = [part for part in args.only.split(",") if part]
 
@@ -184,6 +189,16 @@ def main() -> int:
 
             trust_url = os.environ.get("BENCH_TRUST_DATABASE_URL", DEFAULT_TRUST_DATABASE_URL)
             rows += trust.rows(env, database_url=trust_url, requests=args.requests)
+        if "roster" in parts:
+            from bench import roster
+
+            roster_url = os.environ.get("BENCH_ROSTER_DATABASE_URL", DEFAULT_ROSTER_DATABASE_URL)
+            rows += roster.rows(
+                env,
+                database_url=roster_url,
+                pupils=args.roster_pupils,
+                latency_ms=CREATE_LATENCY_MS,
+            )
     finally:
         sandbox.terminate()
         sandbox.wait(timeout=30)
