@@ -203,6 +203,10 @@ def _teacher_apply(
     person = RosterPerson.objects.filter(
         school_id=school_id, sourced_id=member.sourced_id, user__isnull=False
     ).first()
+    if person is not None and not staff_accounts().filter(pk=person.user_id).exists():
+        # Closed by staff since the preview: the roster never links a closed account.
+        logger.info("Roster teacher %s: the linked account is closed", member.sourced_id)
+        return
     user = person.user if person is not None else _account_matched(member)
     if user is None and member.user_id is not None:
         # The matched account was closed (or became a learner's) since the preview: nothing

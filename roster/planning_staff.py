@@ -43,6 +43,14 @@ def staff_plan(
             continue  # a teacher who leaves keeps their account: staff close it in the portal
         link = state.links.get((classes.school_id, person.sourced_id))
         user_id = link.user_id if link and link.role == TEACHER else None
+        if user_id is not None and user_id not in state.active_staff:
+            # Staff closed the account (or it is no longer staff): the roster never reopens it.
+            reason = (
+                "The teacher's account in the portal is closed, so the roster links them to no "
+                "class; reopen it on the staff pages if they still teach here."
+            )
+            problems.append(_problem(person, reason))
+            continue
         email = person.email.strip()
         if user_id is None and email:
             try:
@@ -79,7 +87,11 @@ def staff_plan(
         wanted &= known
         if user_id is not None and link is not None and wanted == current:
             continue
-        role_added = user_id is not None and not state.has_role(user_id, classes.school_id)
+        # Only an account newly matched by email is given the teacher role: a linked teacher
+        # whose role here staff took away keeps it taken away.
+        role_added = (
+            user_id is not None and link is None and not state.has_role(user_id, classes.school_id)
+        )
         members.append(
             StaffMember(
                 person.sourced_id, user_id, "", email, person.given_name.strip(),

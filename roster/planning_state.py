@@ -122,8 +122,9 @@ class PortalState:
     teaching: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
     # Groups staff made by hand: (school id, academic year) -> case-folded names.
     hand_names: dict[tuple[int, str], set[str]] = field(default_factory=lambda: defaultdict(set))
-    # Active staff accounts by case-folded email.
+    # Active staff accounts by case-folded email, and every active staff account's id.
     staff_by_email: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    active_staff: set[int] = field(default_factory=set)
     # Who may see a school's classes: (user id, school id) of a role there, (user id, None)
     # of a trust role or superuser (every school).
     roles: set[tuple[int, int | None]] = field(default_factory=set)
@@ -176,8 +177,10 @@ def portal_state_load(
     hand = SchoolGroup.objects.filter(school_id__in=school_ids, roster_class__isnull=True)
     for school_id, year, name in hand.values_list("school_id", "academic_year", "name"):
         state.hand_names[(school_id, year)].add(name.casefold())
-    for user_id, email in staff_accounts().exclude(email="").values_list("id", "email"):
-        state.staff_by_email[email.casefold()].append(user_id)
+    for user_id, email in staff_accounts().values_list("id", "email"):
+        state.active_staff.add(user_id)
+        if email:
+            state.staff_by_email[email.casefold()].append(user_id)
     roles = get_user_model().objects.filter(
         Q(school_roles__school_id__in=school_ids)
         | Q(staff_profile__role__in=TRUST_ROLES)

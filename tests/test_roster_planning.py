@@ -778,6 +778,29 @@ def test_unchanged_teachers_are_not_listed_and_a_new_class_lists_them(school):
     )  # fmt: skip
 
 
+def test_a_linked_teacher_whose_role_staff_took_away_or_whose_account_they_closed_stays_so(
+    school,
+):
+    spec = school_spec(pupils=2, classes=2)
+    synced(spec)
+    first = RosterPerson.objects.get(sourced_id="org-1-teacher-1").user
+    second = RosterPerson.objects.get(sourced_id="org-1-teacher-2").user
+    SchoolRole.objects.filter(user=first, school=school).delete()  # taken away in the portal
+    User.objects.filter(pk=second.pk).update(is_active=False)  # closed in the portal
+    spec.enrolments += [
+        ("org-1-class-2", "org-1-teacher-1", "teacher"),
+        ("org-1-class-1", "org-1-teacher-2", "teacher"),
+    ]
+
+    (mine,) = planned(spec).schools
+
+    assert [(m.sourced_id, m.user_id, m.role_added) for m in mine.staff] == [
+        ("org-1-teacher-1", first.pk, False)
+    ]
+    (closed,) = [p for p in planned(spec).problems if p.sourced_id == "org-1-teacher-2"]
+    assert "account in the portal is closed" in closed.reason
+
+
 # The whole sync ----------------------------------------------------------------------------
 
 
