@@ -63,14 +63,26 @@ def sync_decidable(sync: RosterSync, user: AbstractBaseUser) -> bool:
 
 
 def plan_part(sync: RosterSync, plan: SyncPlan, school_id: int | None) -> SyncPlan:
-    """Return the plan limited to one school: its part, and the problems of its known rows."""
+    """Return the plan limited to one school: its part, its rows' problems and whole files'.
+
+    Problems of the file as a whole (the manifest, a header) concern every school of the
+    sync; a row whose school is unknown (the reader could not use it) is for trust admins
+    only. A plan kept before problems named their school: those of its rows the school knows.
+    """
     if school_id is None:
         return plan
+    part = [school for school in plan.schools if school.school_id == school_id]
+    if plan.problem_schools:
+        return SyncPlan(
+            schools=part,
+            problems=plan.problems_of(school_id),
+            hold_reasons=list(plan.hold_reasons),
+        )
     known = set(
         RosterPerson.objects.filter(school_id=school_id).values_list("sourced_id", flat=True)
     ) | set(RosterClass.objects.filter(school_id=school_id).values_list("sourced_id", flat=True))
     return SyncPlan(
-        schools=[part for part in plan.schools if part.school_id == school_id],
+        schools=part,
         problems=[p for p in plan.problems if p.sourced_id and p.sourced_id in known],
         hold_reasons=list(plan.hold_reasons),
     )

@@ -1,0 +1,114 @@
+"""A school admin's part of a sync of several schools: its problems, staleness and the list."""
+
+import html
+from dataclasses import replace
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import StaffRole
+from roster.models import RosterPerson, RosterSync
+from roster.planning import plan_sync
+from roster.records import Problem
+from schools.models import School
+from tests.factories import make_staff
+from tests.roster_files import Pupil, RosterSpec, add_school
+from tests.roster_files import School as RosterSchool
+from tests.roster_sets import file_set
+
+pytestmark = pytest.mark.django_db
+
+TAKEN = "username jo.smith is taken by another account."
+
+
+def text(response) -> str:
+    assert response.status_code == 200
+    return html.unescape(response.content.decode())
+
+
+def admin_of(school: School | None) -> Client:
+    """Return a client logged in as the school's admin (None: a trust admin)."""
+    client = Client(raise_request_exception=True)
+    if school is None:
+        client.force_login(make_staff("tia.trust", role=StaffRole.TRUST_ADMIN))
+    else:
+        name = f"admin.{school.code.lower()}"
+        client.force_login(make_staff(name, role=StaffRole.ADMIN, school=school))
+    return client
+
+
+@pytest.fixture
+def alpha() -> School:
+    return School.objects.create(code="ALPHA", name="Alpha Academy")
+
+
+@pytest.fixture
+def bravo() -> School:
+    return School.objects.create(code="BRAVO", name="Bravo Academy")
+
+
+def trust_wide_sync(alpha: School, bravo: School) -> RosterSync:
+    """Plan a trust's files whose problems are Alpha's, Bravo's, a file's and an unknown row's.
+
+    Bravo's pupil "1042" has a username taken; Alpha knows a person "1042" of its own.
+    Alpha's new pupil has no birth date. enrollments.csv is a problem as a whole, and a
+    users.csv row the reader could not use belongs to no school it knows.
+    """
+    RosterPerson.objects.create(school=alpha, sourced_id="1042", role="student")
+    make_staff("jo.smith")
+    spec = RosterSpec(schools=[RosterSchool("org-a", "Alpha", "ALPHA")])
+    add_school(spec, org="org-a", pupils=1, classes=1, grade="07", year_of_birth=2014,
+               prefix="a")  # fmt: skip
+    spec.pupils[0] = replace(spec.pupils[0], birth_date=None)
+    spec.schools.append(RosterSchool("org-b", "Bravo", "BRAVO"))
+    spec.pupils.append(Pupil("1042", "Jo", "Smith", "07", None, "org-b", username="jo.smith"))
+    files = file_set(spec)
+    files.problems += [
+        Problem("enrollments.csv", 0, "enrollments.csv is cut short."),
+        Problem("users.csv", 9, "The row's role is unknown.", "x-unknown"),
+    ]
+    plan = plan_sync(files)
+    sync = RosterSync.objects.create(
+        origin=RosterSync.Origin.UPLOAD, filename="trust.zip", state=RosterSync.State.HELD,
+        plan=plan.to_json(), joined=plan.joined, problems=len(plan.problems),
+    )  # fmt: skip
+    sync.schools.set([alpha, bravo])
+    return sync
+
+
+def test_a_school_admin_reads_their_schools_problems_and_whole_files_not_others(alpha, bravo):
+    sync = trust_wide_sync(alpha, bravo)
+    client = admin_of(alpha)
+
+    page = text(client.get(reverse("roster:sync", args=[sync.pk])))
+    result = client.get(reverse("roster:result", args=[sync.pk])).getvalue().decode()
+
+    assert "only your school's part is shown" in page
+    for shown in (page, result):
+        assert "birthDate" in shown and "enrollments.csv is cut short." in shown
+        assert TAKEN not in shown and "The row's role is unknown." not in shown
+    assert "0 joined, 0 left, 0 changed, 2 problems" in page
+    listing = text(client.get(reverse("roster:index")))
+    assert "trust.zip" in listing and "2 problems" in listing
+
+    bravos = text(admin_of(bravo).get(reverse("roster:sync", args=[sync.pk])))
+    assert TAKEN in bravos and "enrollments.csv is cut short." in bravos
+    assert "birthDate" not in bravos and "The row's role is unknown." not in bravos
+
+    trusts = text(admin_of(None).get(reverse("roster:sync", args=[sync.pk])))
+    assert TAKEN in trusts and "birthDate" in trusts and "The row's role is unknown." in trusts
+
+
+def test_a_plan_kept_before_problems_named_their_school_shows_its_known_rows(alpha, bravo):
+    sync = trust_wide_sync(alpha, bravo)
+    plan = dict(sync.plan)
+    del plan["problem_schools"]
+    for problem in plan["problems"]:
+        del problem["school_id"]
+    RosterSync.objects.filter(pk=sync.pk).update(plan=plan)
+
+    page = text(admin_of(alpha).get(reverse("roster:sync", args=[sync.pk])))
+
+    assert "only your school's part is shown" in page
+    assert TAKEN in page and "enrollments.csv is cut short." not in page
