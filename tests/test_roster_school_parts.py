@@ -6,16 +6,19 @@ from dataclasses import replace
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import StaffRole
 from roster.models import RosterPerson, RosterSync
 from roster.planning import plan_sync
 from roster.records import Problem
+from roster.services import RosterSyncClosed, roster_sync_approve
 from schools.models import School
 from tests.factories import make_staff
 from tests.roster_files import Pupil, RosterSpec, add_school
 from tests.roster_files import School as RosterSchool
 from tests.roster_sets import file_set
+from tests.roster_syncs import make_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -112,3 +115,38 @@ def test_a_plan_kept_before_problems_named_their_school_shows_its_known_rows(alp
 
     assert "only your school's part is shown" in page
     assert TAKEN in page and "enrollments.csv is cut short." not in page
+
+
+def applied(*schools: School, limited_to: School | None = None) -> RosterSync:
+    """Return a sync applied just now that touched the schools (the nightly drop's, say)."""
+    sync = make_sync(state=RosterSync.State.APPLIED, school=limited_to, schools=list(schools))
+    RosterSync.objects.filter(pk=sync.pk).update(applied_at=timezone.now())
+    return sync
+
+
+@pytest.mark.parametrize("alphas", ["upload", "trust-wide"])
+def test_a_sync_applied_elsewhere_leaves_a_held_one_approvable_one_of_its_schools_not(
+    alpha, bravo, alphas
+):
+    charlie = School.objects.create(code="CHARLIE", name="Charlie Academy")
+    staff = make_staff("tia.trust", role=StaffRole.TRUST_ADMIN)
+
+    def held() -> RosterSync:
+        if alphas == "upload":
+            return make_sync(school=alpha, schools=[alpha])
+        return make_sync(schools=[alpha, bravo])
+
+    first = held()
+    applied(charlie)  # a trust-wide drop touching Charlie only
+    applied(charlie, limited_to=charlie)
+
+    approved = roster_sync_approve(sync=first, approved_by=staff, address=None, at_once=False)
+
+    assert approved.state in (RosterSync.State.APPLYING, RosterSync.State.APPLIED)
+    assert not approved.error
+    second = held()
+    applied(alpha, charlie)
+    with pytest.raises(RosterSyncClosed, match="Another sync was applied after this one was read"):
+        roster_sync_approve(sync=second, approved_by=staff, address=None, at_once=False)
+    second.refresh_from_db()
+    assert second.state == RosterSync.State.HELD
