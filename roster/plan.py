@@ -221,6 +221,18 @@ class SyncPlan:
         """
         return [p for p in self.problems if p.school_id == school_id or _whole_file(p)]
 
+    def school_figures(self) -> dict[str, dict[str, int]]:
+        """Return each school's counts (RosterSync.school_figures), keyed by its id as text."""
+        return {
+            str(school.school_id): {
+                "joined": school.joined,
+                "left": school.left,
+                "changed": school.changed,
+                "problems": len(self.problems_of(school.school_id)),
+            }
+            for school in self.schools
+        }
+
 
 def _whole_file(problem: Problem) -> bool:
     """Return whether a problem is of a file as a whole (its header, the manifest), no row's."""

@@ -53,7 +53,7 @@ def sync_part_school(sync: RosterSync, user: AbstractBaseUser) -> int | None:
     if sync.school_id is not None or not several_schools() or is_trust_admin(user):
         return None
     school = working_school(user)
-    touched = set(sync.schools.values_list("pk", flat=True))
+    touched = {found.pk for found in sync.schools.all()}  # the list prefetches them
     return None if touched <= {school} else school
 
 
@@ -96,6 +96,12 @@ def sync_figures(sync: RosterSync, school_id: int | None) -> dict[str, int]:
     part = plan_part(sync, SyncPlan.from_json(sync.plan or {}), school_id)
     return {"joined": part.joined, "left": part.left, "changed": part.changed,
             "problems": len(part.problems)}  # fmt: skip
+
+
+def sync_list_figures(sync: RosterSync, school_id: int | None) -> dict[str, int]:
+    """Return the list's counts of a sync, or of one school's part as kept when planned."""
+    kept = (sync.school_figures or {}).get(str(school_id)) if school_id is not None else None
+    return kept if kept is not None else sync_figures(sync, school_id)
 
 
 def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:

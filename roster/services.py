@@ -271,10 +271,11 @@ def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
     sync.version, sync.modes, sync.plan = files.version, dict(files.modes), plan.to_json()
     sync.hold_reasons = reasons
     sync.joined, sync.left, sync.changed = plan.joined, plan.left, plan.changed
-    sync.problems = len(plan.problems)
+    sync.problems, sync.school_figures = len(plan.problems), plan.school_figures()
     sync.save(
         update_fields=[
             "version", "modes", "plan", "hold_reasons", "joined", "left", "changed", "problems",
+            "school_figures",
         ]
     )  # fmt: skip
     sync.schools.set([school.school_id for school in plan.schools])

@@ -1,9 +1,11 @@
 """A school admin's part of a sync of several schools: its problems, staleness and the list."""
 
 import html
+import importlib
 from dataclasses import replace
 
 import pytest
+from django.apps import apps
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -75,6 +77,7 @@ def trust_wide_sync(alpha: School, bravo: School) -> RosterSync:
     sync = RosterSync.objects.create(
         origin=RosterSync.Origin.UPLOAD, filename="trust.zip", state=RosterSync.State.HELD,
         plan=plan.to_json(), joined=plan.joined, problems=len(plan.problems),
+        school_figures=plan.school_figures(),
     )  # fmt: skip
     sync.schools.set([alpha, bravo])
     return sync
@@ -150,3 +153,41 @@ def test_a_sync_applied_elsewhere_leaves_a_held_one_approvable_one_of_its_school
         roster_sync_approve(sync=second, approved_by=staff, address=None, at_once=False)
     second.refresh_from_db()
     assert second.state == RosterSync.State.HELD
+
+
+@pytest.mark.parametrize("syncs", [1, 12])
+def test_the_list_shows_a_school_admin_their_parts_counts_in_few_queries(
+    alpha, bravo, syncs, django_assert_max_num_queries
+):
+    for number in range(syncs):
+        make_sync(schools=[alpha, bravo], filename=f"trust-{number}.zip", joiners=2)
+    client = admin_of(alpha)
+    client.get(reverse("roster:index"))  # the session's first reads are not the list's
+
+    with django_assert_max_num_queries(11):
+        listing = text(client.get(reverse("roster:index")))
+
+    assert listing.count("Held: waiting for a trust admin") == syncs
+    # Alpha's part: 2 joiners and the returner; the trust's 6 and its 2 problems are not.
+    assert listing.count("3 joined, 2 left, 1 changed, 0 problems") == syncs
+
+
+def test_the_migration_keeps_each_schools_counts_of_syncs_planned_before(alpha, bravo):
+    sync = trust_wide_sync(alpha, bravo)
+    plan = dict(sync.plan)
+    del plan["problem_schools"]
+    for problem in plan["problems"]:
+        del problem["school_id"]
+    RosterSync.objects.filter(pk=sync.pk).update(plan=plan, school_figures={})
+    migration = importlib.import_module("roster.migrations.0007_sync_school_figures")
+
+    migration.school_figures_fill(apps, None)
+
+    sync.refresh_from_db()
+    # As the list showed them then: the problems of the rows each school knows.
+    assert sync.school_figures == {
+        str(alpha.pk): {"joined": 0, "left": 0, "changed": 0, "problems": 1},
+        str(bravo.pk): {"joined": 0, "left": 0, "changed": 0, "problems": 0},
+    }
+    listing = text(admin_of(alpha).get(reverse("roster:index")))
+    assert "trust.zip" in listing and "0 joined, 0 left, 0 changed, 1 problems" in listing
