@@ -41,6 +41,9 @@ class RosterSync(models.Model):
     left = models.PositiveIntegerField(default=0)
     changed = models.PositiveIntegerField(default=0)
     problems = models.PositiveIntegerField(default=0)
+    # The same counts per school it touches ({school id: {joined, left, changed, problems}}):
+    # the list shows a school admin their part without reading the whole plan.
+    school_figures = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     # The pupils it registers: a bulk registration job per school (imports.run), linked here
     # (never found by name: a hand-uploaded file may carry any name).

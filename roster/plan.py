@@ -179,6 +179,8 @@ class SyncPlan:
     hold_reasons: list[str] = field(default_factory=list)
     # When it was worked out (ISO, under the sync lock): a sync applied after it makes it stale.
     planned_at: str = ""
+    # Whether each problem names its school (Problem.school_id); False for plans kept before.
+    problem_schools: bool = True
 
     @property
     def held(self) -> bool:
@@ -208,7 +210,35 @@ class SyncPlan:
             problems=[Problem(**problem) for problem in data.get("problems", [])],
             hold_reasons=list(data.get("hold_reasons", [])),
             planned_at=data.get("planned_at", ""),
+            problem_schools=data.get("problem_schools", False),
         )
+
+    def problems_of(self, school_id: int) -> list[Problem]:
+        """Return the problems a school's admin reads: the school's rows and whole files'.
+
+        A row whose school is unknown (the reader's) is for a trust admin only. Needs
+        `problem_schools`: older plans' problems do not say their school.
+        """
+        return [p for p in self.problems if p.school_id == school_id or _whole_file(p)]
+
+    def school_figures(self) -> dict[str, dict[str, int]]:
+        """Return each school's counts (RosterSync.school_figures), keyed by its id as text."""
+        return {
+            str(school.school_id): {
+                "joined": school.joined,
+                "left": school.left,
+                "changed": school.changed,
+                "problems": len(self.problems_of(school.school_id)),
+            }
+            for school in self.schools
+        }
+
+
+def _whole_file(problem: Problem) -> bool:
+    """Return whether a problem is of a file as a whole (its header, the manifest), no row's."""
+    if problem.school_id is not None or problem.sourced_id:
+        return False
+    return problem.line <= 1 or problem.file == "manifest.csv"
 
 
 # A year group is made by the portal from pupils' grades (OneRoster has none): its sourcedId

@@ -62,6 +62,7 @@ nothing. The rules, school by school:
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import date
 
 from django.conf import settings
@@ -110,6 +111,7 @@ def plan_sync(
     plans, staff = [], []
     for found in sorted(schools.values(), key=lambda s: (s.name, s.code)):
         plan = SchoolPlan(found.pk, found.code, found.name)
+        first_problem = len(problems)
         school_settings = state.settings[found.pk]
         table, _unread = grade_table_parse(school_settings.roster_grade_levels)
         further = school_settings.roster_further_education
@@ -126,6 +128,10 @@ def plan_sync(
         staff.extend(plan.staff)
         plan.hold_reasons += _school_holds(plan, planner)
         plans.append(plan)
+        # Its rows' problems are its admins' to read (sourcedIds are unique per school only).
+        problems[first_problem:] = [
+            replace(problem, school_id=found.pk) for problem in problems[first_problem:]
+        ]
     usernames_give(staff, files.people, set(usernames))
     return SyncPlan(
         schools=plans,

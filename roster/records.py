@@ -37,6 +37,9 @@ class Problem:
     line: int  # the file's line, the header being 1; 0 for the file as a whole
     reason: str
     sourced_id: str = ""
+    # The portal school whose part of the sync the row is in (the planner's problems); None for
+    # the reader's, whose school is unknown, and for a file as a whole.
+    school_id: int | None = None
 
 
 @dataclass(frozen=True)

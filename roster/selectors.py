@@ -53,7 +53,7 @@ def sync_part_school(sync: RosterSync, user: AbstractBaseUser) -> int | None:
     if sync.school_id is not None or not several_schools() or is_trust_admin(user):
         return None
     school = working_school(user)
-    touched = set(sync.schools.values_list("pk", flat=True))
+    touched = {found.pk for found in sync.schools.all()}  # the list prefetches them
     return None if touched <= {school} else school
 
 
@@ -63,14 +63,26 @@ def sync_decidable(sync: RosterSync, user: AbstractBaseUser) -> bool:
 
 
 def plan_part(sync: RosterSync, plan: SyncPlan, school_id: int | None) -> SyncPlan:
-    """Return the plan limited to one school: its part, and the problems of its known rows."""
+    """Return the plan limited to one school: its part, its rows' problems and whole files'.
+
+    Problems of the file as a whole (the manifest, a header) concern every school of the
+    sync; a row whose school is unknown (the reader could not use it) is for trust admins
+    only. A plan kept before problems named their school: those of its rows the school knows.
+    """
     if school_id is None:
         return plan
+    part = [school for school in plan.schools if school.school_id == school_id]
+    if plan.problem_schools:
+        return SyncPlan(
+            schools=part,
+            problems=plan.problems_of(school_id),
+            hold_reasons=list(plan.hold_reasons),
+        )
     known = set(
         RosterPerson.objects.filter(school_id=school_id).values_list("sourced_id", flat=True)
     ) | set(RosterClass.objects.filter(school_id=school_id).values_list("sourced_id", flat=True))
     return SyncPlan(
-        schools=[part for part in plan.schools if part.school_id == school_id],
+        schools=part,
         problems=[p for p in plan.problems if p.sourced_id and p.sourced_id in known],
         hold_reasons=list(plan.hold_reasons),
     )
@@ -84,6 +96,12 @@ def sync_figures(sync: RosterSync, school_id: int | None) -> dict[str, int]:
     part = plan_part(sync, SyncPlan.from_json(sync.plan or {}), school_id)
     return {"joined": part.joined, "left": part.left, "changed": part.changed,
             "problems": len(part.problems)}  # fmt: skip
+
+
+def sync_list_figures(sync: RosterSync, school_id: int | None) -> dict[str, int]:
+    """Return the list's counts of a sync, or of one school's part as kept when planned."""
+    kept = (sync.school_figures or {}).get(str(school_id)) if school_id is not None else None
+    return kept if kept is not None else sync_figures(sync, school_id)
 
 
 def sync_import_jobs(sync: RosterSync) -> QuerySet[ImportJob]:

@@ -232,15 +232,19 @@ def roster_sync_discard(
 
 
 def _applied_since(sync: RosterSync) -> bool:
-    """Return whether a sync of the same schools was applied after this one was planned.
+    """Return whether a sync touching any of this one's schools was applied since it was planned.
 
     Whichever was read first: two held syncs were both planned from what the portal held
-    then, so once one is applied the other's plan is out of date.
+    then, so once one is applied the other's plan is out of date. A sync planned before its
+    schools were recorded counts every later one (its own school's, if limited to one).
     """
     planned = sync.plan.get("planned_at", "") if isinstance(sync.plan, dict) else ""
     since = datetime.fromisoformat(planned) if planned else sync.created_at
     later = RosterSync.objects.filter(applied_at__gt=since).exclude(pk=sync.pk)
-    if sync.school_id is not None:
+    touched = sync.schools.all()
+    if touched.exists():
+        later = later.filter(schools__in=touched)
+    elif sync.school_id is not None:
         later = later.filter(Q(school__isnull=True) | Q(school_id=sync.school_id))
     return later.exists()
 
@@ -267,10 +271,11 @@ def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
     sync.version, sync.modes, sync.plan = files.version, dict(files.modes), plan.to_json()
     sync.hold_reasons = reasons
     sync.joined, sync.left, sync.changed = plan.joined, plan.left, plan.changed
-    sync.problems = len(plan.problems)
+    sync.problems, sync.school_figures = len(plan.problems), plan.school_figures()
     sync.save(
         update_fields=[
             "version", "modes", "plan", "hold_reasons", "joined", "left", "changed", "problems",
+            "school_figures",
         ]
     )  # fmt: skip
     sync.schools.set([school.school_id for school in plan.schools])

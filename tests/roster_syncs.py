@@ -121,6 +121,7 @@ def make_sync(
         left=plan.left,
         changed=plan.changed,
         problems=len(plan.problems),
+        school_figures=plan.school_figures(),
     )
     sync.schools.set(covered)  # as planning does
     return sync
