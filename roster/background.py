@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ops.database import DATABASE_TROUBLE
 from roster.models import RosterSync
 from roster.services import roster_sync_resume, roster_sync_run
 from roster.tasks import enqueue_upload_read
@@ -119,5 +120,12 @@ def roster_syncs_recover() -> list[str]:
     ).filter(state=State.APPLYING, since__lt=cutoff)
     for sync in applying.select_related("school", "decided_by"):
         logger.warning("Roster sync %s: its worker stopped applying it; applying again", sync.pk)
-        lines.append(roster_sync_resume(sync=sync).summary_line())
+        try:
+            lines.append(roster_sync_resume(sync=sync).summary_line())
+        except DATABASE_TROUBLE:
+            raise  # the sweep waits for the database, then tries every one again
+        except Exception:
+            # Each on its own: one sync's bug must never stop the others or the drop folder.
+            logger.exception("Roster sync %s could not be applied again", sync.pk)
+            lines.append(f"roster sync {sync.pk}: could not be applied again (see the log)")
     return lines

@@ -198,15 +198,30 @@ def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> Roste
 
     Applying is idempotent, and the lock makes a second worker wait for the first, then find
     nothing left. A sync applied since this one was read makes its plan out of date: failed.
+    A database outage is raised on, for the caller to try again; any other error
+    fails the sync, logged, so that it is never left being applied.
     """
-    with working_in(sync.school_id), transaction.atomic():
-        _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
-        if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
-            sync.refresh_from_db()
-            if _applied_since(sync):
-                RosterSync.objects.filter(pk=sync.pk).update(state=State.FAILED, error=str(STALE))
-            else:
-                _apply(sync, actor=sync.decided_by, address=address)
+    try:
+        with working_in(sync.school_id), transaction.atomic():
+            _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
+            if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
+                sync.refresh_from_db()
+                if _applied_since(sync):
+                    RosterSync.objects.filter(pk=sync.pk).update(
+                        state=State.FAILED, error=str(STALE)
+                    )
+                else:
+                    _apply(sync, actor=sync.decided_by, address=address)
+    except DATABASE_TROUBLE:
+        logger.exception("Roster sync %s failed: the database is out of reach", sync.pk)
+        raise
+    except Exception:
+        # Rolled back whole: nothing changed. The traceback may hold pupils' details.
+        logger.exception("Roster sync %s failed while applied", sync.pk)
+        with transaction.atomic():
+            RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).update(
+                state=State.FAILED, error=str(FAILED_UNEXPECTEDLY)
+            )
     sync.refresh_from_db()
     return sync
 

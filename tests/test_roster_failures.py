@@ -1,0 +1,114 @@
+"""Roster syncs that fail in a worker or the sweep: never stuck, never overwritten, said plainly."""
+
+import io
+import os
+import time
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.db import IntegrityError
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+from django_tasks import task_backends
+
+import roster.services
+from accounts.models import StaffRole
+from learners.models import Learner
+from roster.models import RosterSync
+from tests.factories import make_staff
+from tests.roster_files import roster_write, school_spec
+from tests.roster_syncs import make_sync
+
+State = RosterSync.State
+AN_HOUR_AGO = time.time() - 3600
+
+
+@pytest.fixture
+def admin() -> Client:
+    client = Client(raise_request_exception=True)
+    client.force_login(make_staff("ada.admin", role=StaffRole.ADMIN))
+    return client
+
+
+@pytest.fixture
+def queued_tasks(settings):
+    """Queue tasks without running them, as a real queue does until its worker takes them."""
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_tasks.backends.dummy.DummyBackend",
+            "QUEUES": ["default", "imports"],
+        }
+    }
+    return task_backends["default"]
+
+
+def break_applying(monkeypatch, *, only: int | None = None) -> None:
+    """Make applying a plan hit a unique constraint (a class staff made by hand), as if renamed."""
+    real = roster.services.plan_apply
+
+    def clashing(*, sync, **kwargs):
+        if only is None or sync.pk == only:
+            raise IntegrityError("UNIQUE constraint failed: classes_schoolgroup.name (8B)")
+        return real(sync=sync, **kwargs)
+
+    monkeypatch.setattr("roster.services.plan_apply", clashing)
+
+
+def run(queued) -> None:
+    queued.task.call(*queued.args, **queued.kwargs)
+
+
+def upload_of(tmp_path, pupils: int = 3) -> SimpleUploadedFile:
+    zipped = roster_write(school_spec(pupils=pupils, classes=1), tmp_path / "records", as_zip=True)
+    return SimpleUploadedFile("records.zip", zipped.read_bytes(), "application/zip")
+
+
+# 1. A failure while a worker or the sweep applies an approved sync -----------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approved_sync_failing_in_its_worker_is_failed_not_left_applying(
+    admin, queued_tasks, monkeypatch, caplog
+):
+    held = make_sync(state=State.HELD, problems=0, joiners=2)
+    admin.post(reverse("roster:approve", args=[held.pk]))
+    (applying,) = [r for r in queued_tasks.results if r.task.name == "apply_approved_roster"]
+    break_applying(monkeypatch)
+
+    run(applying)  # the worker takes it up: no exception escapes
+
+    held.refresh_from_db()
+    assert held.state == State.FAILED and "failed unexpectedly" in held.error
+    assert "UNIQUE constraint failed" in caplog.text  # logged for the administrators
+    response = admin.get(reverse("roster:sync", args=[held.pk]))
+    body = response.content.decode()
+    assert response.status_code == 200 and "It could not be applied" in body
+    assert "failed unexpectedly" in body and "UNIQUE" not in body
+    assert "Being applied" not in body and "js/roster_wait.js" not in body
+    assert not Learner.objects.filter(username__startswith="joiner").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_failing_when_the_sweep_applies_it_again_never_stops_the_drop_folder(
+    settings, tmp_path, monkeypatch
+):
+    stuck = make_sync(state=State.APPLYING, problems=0, joiners=2)
+    RosterSync.objects.filter(pk=stuck.pk).update(decided_at=timezone.now() - timedelta(minutes=11))
+    break_applying(monkeypatch, only=stuck.pk)
+    settings.ROSTER_DROP_DIR = str(tmp_path / "drop")
+    (tmp_path / "drop").mkdir()
+    dropped = roster_write(school_spec(pupils=3, classes=1), tmp_path / "drop" / "mon", as_zip=True)
+    os.utime(dropped, (AN_HOUR_AGO, AN_HOUR_AGO))
+    out = io.StringIO()
+
+    call_command("sweep_roster", stdout=out)
+
+    stuck.refresh_from_db()
+    assert stuck.state == State.FAILED and "failed unexpectedly" in stuck.error
+    taken = RosterSync.objects.get(origin=RosterSync.Origin.DROP)
+    assert taken.state == State.APPLIED and taken.joined == 3, taken.summary_line()
+    assert out.getvalue().splitlines() == [stuck.summary_line(), taken.summary_line()]
+    assert not dropped.exists()
