@@ -2,13 +2,14 @@
 
 import io
 import os
+import threading
 import time
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from django.db import IntegrityError
+from django.db import IntegrityError, connection, connections
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -16,6 +17,7 @@ from django_tasks import task_backends
 
 import roster.services
 from accounts.models import StaffRole
+from audit.models import AuditEvent
 from learners.models import Learner
 from roster.models import RosterSync
 from tests.factories import make_staff
@@ -112,3 +114,41 @@ def test_a_sync_failing_when_the_sweep_applies_it_again_never_stops_the_drop_fol
     assert taken.state == State.APPLIED and taken.joined == 3, taken.summary_line()
     assert out.getvalue().splitlines() == [stuck.summary_line(), taken.summary_line()]
     assert not dropped.exists()
+
+
+# 2. A sync the sweep failed while its worker waited is never applied after all -----------------
+
+
+@pytest.mark.backend  # SQLite's write lock keeps the sweep out till the worker commits
+@pytest.mark.django_db(transaction=True)
+def test_a_sync_the_sweep_failed_meanwhile_is_left_failed_and_nothing_applied(
+    tmp_path, monkeypatch
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("only PostgreSQL lets the sweep write the sync while its worker plans it")
+    real = roster.services.plan_sync
+    stopped = "The portal stopped while reading these files; nothing changed. Send them again."
+
+    def sweep() -> None:
+        try:
+            RosterSync.objects.filter(state=State.READING).update(state=State.FAILED, error=stopped)
+        finally:
+            connections.close_all()
+
+    def swept_meanwhile(*args, **kwargs):
+        plan = real(*args, **kwargs)
+        # The sweep, on its own connection, after the worker's check: it looked dead.
+        sweeper = threading.Thread(target=sweep)
+        sweeper.start()
+        sweeper.join(timeout=30)
+        return plan
+
+    monkeypatch.setattr("roster.services.plan_sync", swept_meanwhile)
+    folder = roster_write(school_spec(pupils=3, classes=1), tmp_path / "records")
+
+    sync = roster.services.roster_sync_start(source=folder, origin=RosterSync.Origin.COMMAND)
+
+    assert sync.state == State.FAILED and sync.error == stopped
+    assert sync.applied_at is None
+    assert Learner.objects.count() == 0
+    assert not AuditEvent.objects.filter(action=AuditEvent.Action.ROSTER_SYNCED).exists()
