@@ -205,8 +205,8 @@ def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> Roste
     """Apply the plan of a sync approved for a worker, or whose worker died applying it.
 
     Applying is idempotent, and the lock makes a second worker wait for the first, then find
-    nothing left. A sync applied since this one was read makes its plan out of date: failed.
-    A database outage is raised on, for the caller to try again; any other error
+    nothing left. A sync applied since this one was read makes its plan out of date: failed
+    (audited). A database outage is raised on, for the caller to try again; any other error
     fails the sync, logged, so that it is never left being applied.
     """
     try:
@@ -215,7 +215,7 @@ def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> Roste
             if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
                 sync.refresh_from_db()
                 if _applied_since(sync):
-                    _move(sync, State.APPLYING, State.FAILED, error=str(STALE))
+                    _stale_fail(sync, address=address)
                 else:
                     _apply(sync, actor=sync.decided_by, address=address)
     except DATABASE_TROUBLE:
@@ -230,6 +230,13 @@ def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> Roste
             )
     sync.refresh_from_db()
     return sync
+
+
+def _stale_fail(sync: RosterSync, *, address: str | None) -> None:
+    """Fail an approved sync whose plan another applied sync made out of date (audited)."""
+    _move(sync, State.APPLYING, State.FAILED, error=str(STALE))
+    audit_record(actor=sync.decided_by, address=address, action=AuditEvent.Action.ROSTER_STALE,
+                 **_figures(sync))  # fmt: skip
 
 
 def roster_sync_discard(
@@ -337,6 +344,11 @@ def _closed(sync: RosterSync) -> str:
     if sync.state == State.DISCARDED:
         return _("Roster sync %(number)s was discarded. Send its files again to sync them.") % {
             "number": sync.pk
+        }
+    if sync.state == State.FAILED and sync.decided_at:
+        return _("Roster sync %(number)s was approved but could not be applied: %(why)s") % {
+            "number": sync.pk,
+            "why": sync.error,
         }
     if sync.state == State.FAILED:
         return _("Roster sync %(number)s could not be read, so nothing of it can be applied.") % {

@@ -152,3 +152,28 @@ def test_a_sync_the_sweep_failed_meanwhile_is_left_failed_and_nothing_applied(
     assert sync.applied_at is None
     assert Learner.objects.count() == 0
     assert not AuditEvent.objects.filter(action=AuditEvent.Action.ROSTER_SYNCED).exists()
+
+
+# 3. An approved sync another sync made out of date ------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stale_approved_sync_is_audited_and_says_why_on_its_page(admin, queued_tasks):
+    first = make_sync(state=State.HELD, problems=0, joiners=1, tag=" first")
+    second = make_sync(state=State.HELD, problems=0, joiners=1, tag=" second")
+    admin.post(reverse("roster:approve", args=[first.pk]))
+    (applying,) = [r for r in queued_tasks.results if r.task.name == "apply_approved_roster"]
+    call_command("roster_sync", "--approve", str(second.pk), stdout=io.StringIO())
+
+    run(applying)
+
+    first.refresh_from_db()
+    assert first.state == State.FAILED
+    (event,) = AuditEvent.objects.filter(action=AuditEvent.Action.ROSTER_STALE)
+    assert event.detail["roster_sync"] == first.pk
+    assert event.actor.username == "ada.admin"
+    response = admin.get(reverse("roster:sync", args=[first.pk]))
+    body = response.content.decode()
+    assert response.status_code == 200 and "It could not be applied" in body
+    assert "Another sync was applied after this one was read" in body
+    assert "The files could not be read" not in body
