@@ -81,12 +81,14 @@ def roster_upload_queue(
 def roster_upload_run(*, sync_id: int, address: str | None) -> None:
     """Read, plan and hold or apply an uploaded sync once (the worker's task); delete its zip."""
     path = upload_path(sync_id)
+    claimed = RosterSync.objects.filter(
+        pk=sync_id, state=State.READING, started_at__isnull=True
+    ).update(started_at=timezone.now())
+    if not claimed:
+        # Failed by the sweep meanwhile (which deleted the zip), or taken up by another
+        # worker that may be reading it still: the zip is not this one's to delete.
+        return
     try:
-        claimed = RosterSync.objects.filter(
-            pk=sync_id, state=State.READING, started_at__isnull=True
-        ).update(started_at=timezone.now())
-        if not claimed:
-            return  # failed by the sweep meanwhile, or taken up by another worker
         sync = RosterSync.objects.select_related("school", "created_by").get(pk=sync_id)
         roster_sync_run(sync, path, actor=sync.created_by, address=address)
     finally:

@@ -5,6 +5,7 @@ import os
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -177,3 +178,26 @@ def test_a_stale_approved_sync_is_audited_and_says_why_on_its_page(admin, queued
     assert response.status_code == 200 and "It could not be applied" in body
     assert "Another sync was applied after this one was read" in body
     assert "The files could not be read" not in body
+
+
+# 4. A duplicate delivery of the upload task ----------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_duplicate_delivery_leaves_the_zip_to_the_worker_that_claimed_it(
+    admin, queued_tasks, settings, tmp_path
+):
+    settings.ROSTER_UPLOAD_DIR = str(tmp_path / "uploads")  # the zip stays: the test's own
+    admin.post(reverse("roster:index"), {"file": upload_of(tmp_path)})
+    sync = RosterSync.objects.get()
+    (reading,) = queued_tasks.results
+    kept = Path(settings.ROSTER_UPLOAD_DIR) / f"roster-sync-{sync.pk}.zip"
+    assert kept.exists()
+    # Another worker took it up a moment ago and is reading the zip now.
+    RosterSync.objects.filter(pk=sync.pk).update(started_at=timezone.now())
+
+    run(reading)  # the same task, delivered twice
+
+    sync.refresh_from_db()
+    assert sync.state == State.READING
+    assert kept.exists()
