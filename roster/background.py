@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -56,9 +57,10 @@ def roster_upload_queue(
     )  # fmt: skip
     path = upload_path(sync.pk)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(mode=0o600)  # pupils' personal data: the portal's user's only
-        with path.open("wb") as kept:
+        # Pupils' personal data: the portal's user's only, the folder and the file alike.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with os.fdopen(os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "wb") as kept:
+            os.fchmod(kept.fileno(), 0o600)  # a zip left with this name keeps its mode otherwise
             for chunk in upload.chunks():
                 kept.write(chunk)
     except OSError:

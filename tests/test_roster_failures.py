@@ -2,6 +2,7 @@
 
 import io
 import os
+import stat
 import threading
 import time
 from datetime import timedelta
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, connections
 from django.test import Client
 from django.urls import reverse
@@ -201,3 +203,57 @@ def test_a_duplicate_delivery_leaves_the_zip_to_the_worker_that_claimed_it(
     sync.refresh_from_db()
     assert sync.state == State.READING
     assert kept.exists()
+
+
+# 5. Small things: the command's sentence, the upload folder's modes ---------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_says_a_failure_of_the_portals_is_not_the_databases(monkeypatch):
+    held = make_sync(state=State.HELD, problems=0, joiners=1)
+    break_applying(monkeypatch)
+
+    with pytest.raises(CommandError) as failed:
+        call_command("roster_sync", "--approve", str(held.pk), stdout=io.StringIO())
+
+    said = str(failed.value)
+    assert "failed unexpectedly" in said and "administrators" in said
+    assert "busy, locked" not in said and "UNIQUE" not in said
+    held.refresh_from_db()
+    assert held.state == State.HELD
+
+
+@pytest.mark.django_db
+def test_uploads_are_kept_for_the_portals_user_only(
+    admin, queued_tasks, settings, tmp_path, monkeypatch
+):
+    folder = tmp_path / "uploads"
+    settings.ROSTER_UPLOAD_DIR = str(folder)
+    leftover = folder / "kept.zip"
+    monkeypatch.setattr("roster.background.upload_path", lambda sync_id: leftover)
+    folder.mkdir(mode=0o700)
+    leftover.write_bytes(b"an older, longer file left behind" * 100)
+    leftover.chmod(0o644)
+    upload = upload_of(tmp_path)
+
+    response = admin.post(reverse("roster:index"), {"file": upload}, follow=True)
+
+    assert response.status_code == 200 and RosterSync.objects.get().state == State.READING
+    assert stat.S_IMODE(leftover.stat().st_mode) == 0o600
+    upload.seek(0)
+    assert leftover.read_bytes() == upload.read()
+
+
+@pytest.mark.django_db
+def test_the_upload_folder_is_made_for_the_portals_user_only(
+    admin, queued_tasks, settings, tmp_path
+):
+    folder = tmp_path / "made" / "uploads"
+    settings.ROSTER_UPLOAD_DIR = str(folder)
+
+    response = admin.post(reverse("roster:index"), {"file": upload_of(tmp_path)}, follow=True)
+
+    assert response.status_code == 200 and RosterSync.objects.get().state == State.READING
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    (kept,) = folder.iterdir()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
