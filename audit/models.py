@@ -59,6 +59,7 @@ class AuditEvent(models.Model):
         ROSTER_HELD = "roster_held", _("Held a roster sync for an admin")
         ROSTER_APPROVED = "roster_approved", _("Approved a held roster sync")
         ROSTER_DISCARDED = "roster_discarded", _("Discarded a held roster sync")
+        ROSTER_STALE = "roster_stale", _("Failed an approved roster sync: another applied first")
         ROSTER_SLIPS_PRINTED = "roster_slips_printed", _("Printed password slips of a roster sync")
         ROSTER_GRADES_CHANGED = "roster_grades_changed", _("Changed how grades map to levels")
         LEARNER_LEFT = "learner_left", _("A learner left the school (roster)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ops.database import DATABASE_TROUBLE
 from roster.models import RosterSync
 from roster.services import roster_sync_resume, roster_sync_run
 from roster.tasks import enqueue_upload_read
@@ -55,9 +57,10 @@ def roster_upload_queue(
     )  # fmt: skip
     path = upload_path(sync.pk)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(mode=0o600)  # pupils' personal data: the portal's user's only
-        with path.open("wb") as kept:
+        # Pupils' personal data: the portal's user's only, the folder and the file alike.
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with os.fdopen(os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "wb") as kept:
+            os.fchmod(kept.fileno(), 0o600)  # a zip left with this name keeps its mode otherwise
             for chunk in upload.chunks():
                 kept.write(chunk)
     except OSError:
@@ -80,12 +83,14 @@ def roster_upload_queue(
 def roster_upload_run(*, sync_id: int, address: str | None) -> None:
     """Read, plan and hold or apply an uploaded sync once (the worker's task); delete its zip."""
     path = upload_path(sync_id)
+    claimed = RosterSync.objects.filter(
+        pk=sync_id, state=State.READING, started_at__isnull=True
+    ).update(started_at=timezone.now())
+    if not claimed:
+        # Failed by the sweep meanwhile (which deleted the zip), or taken up by another
+        # worker that may be reading it still: the zip is not this one's to delete.
+        return
     try:
-        claimed = RosterSync.objects.filter(
-            pk=sync_id, state=State.READING, started_at__isnull=True
-        ).update(started_at=timezone.now())
-        if not claimed:
-            return  # failed by the sweep meanwhile, or taken up by another worker
         sync = RosterSync.objects.select_related("school", "created_by").get(pk=sync_id)
         roster_sync_run(sync, path, actor=sync.created_by, address=address)
     finally:
@@ -119,5 +124,12 @@ def roster_syncs_recover() -> list[str]:
     ).filter(state=State.APPLYING, since__lt=cutoff)
     for sync in applying.select_related("school", "decided_by"):
         logger.warning("Roster sync %s: its worker stopped applying it; applying again", sync.pk)
-        lines.append(roster_sync_resume(sync=sync).summary_line())
+        try:
+            lines.append(roster_sync_resume(sync=sync).summary_line())
+        except DATABASE_TROUBLE:
+            raise  # the sweep waits for the database, then tries every one again
+        except Exception:
+            # Each on its own: one sync's bug must never stop the others or the drop folder.
+            logger.exception("Roster sync %s could not be applied again", sync.pk)
+            lines.append(f"roster sync {sync.pk}: could not be applied again (see the log)")
     return lines

@@ -50,6 +50,10 @@ STALE = gettext_lazy(
 )
 
 
+class _Overtaken(Exception):
+    """The sync left the state this run expected (failed by the sweep meanwhile): give up."""
+
+
 class RosterSyncClosed(Exception):
     """The sync cannot be approved or discarded (it is not held); the message says why."""
 
@@ -98,6 +102,10 @@ def roster_sync_run(
             with working_in(sync.school_id), transaction.atomic():
                 _plan_and_apply(sync, files, school=sync.school, actor=actor, address=address)
         done = True
+    except _Overtaken:
+        # Rolled back whole: the sweep failed it meanwhile, and what it says stands.
+        done = True
+        logger.warning("Roster sync %s was failed by the sweep while being read", sync.pk)
     except DATABASE_TROUBLE:
         logger.exception("Roster sync %s failed: the database is out of reach", sync.pk)
         raise
@@ -141,7 +149,7 @@ def _plan_and_apply(
     plan.planned_at = planned_at.isoformat()
     _plan_keep(sync, files, plan)
     if plan.held:
-        RosterSync.objects.filter(pk=sync.pk).update(state=State.HELD)
+        _move(sync, State.READING, State.HELD)
         audit_record(
             actor=actor,
             address=address,
@@ -197,18 +205,38 @@ def roster_sync_resume(*, sync: RosterSync, address: str | None = None) -> Roste
     """Apply the plan of a sync approved for a worker, or whose worker died applying it.
 
     Applying is idempotent, and the lock makes a second worker wait for the first, then find
-    nothing left. A sync applied since this one was read makes its plan out of date: failed.
+    nothing left. A sync applied since this one was read makes its plan out of date: failed
+    (audited). A database outage is raised on, for the caller to try again; any other error
+    fails the sync, logged, so that it is never left being applied.
     """
-    with working_in(sync.school_id), transaction.atomic():
-        _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
-        if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
-            sync.refresh_from_db()
-            if _applied_since(sync):
-                RosterSync.objects.filter(pk=sync.pk).update(state=State.FAILED, error=str(STALE))
-            else:
-                _apply(sync, actor=sync.decided_by, address=address)
+    try:
+        with working_in(sync.school_id), transaction.atomic():
+            _lock_take(sync)  # a worker still applying it finishes first; then nothing is left
+            if RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).exists():
+                sync.refresh_from_db()
+                if _applied_since(sync):
+                    _stale_fail(sync, address=address)
+                else:
+                    _apply(sync, actor=sync.decided_by, address=address)
+    except DATABASE_TROUBLE:
+        logger.exception("Roster sync %s failed: the database is out of reach", sync.pk)
+        raise
+    except Exception:
+        # Rolled back whole: nothing changed. The traceback may hold pupils' details.
+        logger.exception("Roster sync %s failed while applied", sync.pk)
+        with transaction.atomic():
+            RosterSync.objects.filter(pk=sync.pk, state=State.APPLYING).update(
+                state=State.FAILED, error=str(FAILED_UNEXPECTEDLY)
+            )
     sync.refresh_from_db()
     return sync
+
+
+def _stale_fail(sync: RosterSync, *, address: str | None) -> None:
+    """Fail an approved sync whose plan another applied sync made out of date (audited)."""
+    _move(sync, State.APPLYING, State.FAILED, error=str(STALE))
+    audit_record(actor=sync.decided_by, address=address, action=AuditEvent.Action.ROSTER_STALE,
+                 **_figures(sync))  # fmt: skip
 
 
 def roster_sync_discard(
@@ -281,11 +309,22 @@ def _plan_keep(sync: RosterSync, files: RosterFileSet, plan: SyncPlan) -> None:
     sync.schools.set([school.school_id for school in plan.schools])
 
 
+def _move(sync: RosterSync, expected: str | tuple[str, ...], state: str, **fields: object) -> None:
+    """Write the sync's new state only if it is still in `expected`; else raise _Overtaken.
+
+    The sweep may fail a sync being read while its worker waited for the lock: a later write
+    must never overwrite that with held or applied (the caller's transaction rolls back).
+    """
+    states = [expected] if isinstance(expected, str) else list(expected)
+    if not RosterSync.objects.filter(pk=sync.pk, state__in=states).update(state=state, **fields):
+        raise _Overtaken(sync.pk)
+
+
 def _apply(sync: RosterSync, *, actor: AbstractBaseUser | None, address: str | None) -> None:
     """Apply the sync's plan and record the outcome, in the caller's (locked) transaction."""
-    RosterSync.objects.filter(pk=sync.pk).update(state=State.APPLYING)
+    _move(sync, (State.READING, State.APPLYING), State.APPLYING)
     plan_apply(sync=sync, actor=actor, address=address)
-    RosterSync.objects.filter(pk=sync.pk).update(state=State.APPLIED, applied_at=timezone.now())
+    _move(sync, State.APPLYING, State.APPLIED, applied_at=timezone.now())
     audit_record(actor=actor, address=address, action=AuditEvent.Action.ROSTER_SYNCED,
                  **_figures(sync))  # fmt: skip
 
@@ -310,6 +349,11 @@ def _closed(sync: RosterSync) -> str:
     if sync.state == State.DISCARDED:
         return _("Roster sync %(number)s was discarded. Send its files again to sync them.") % {
             "number": sync.pk
+        }
+    if sync.state == State.FAILED and sync.decided_at:
+        return _("Roster sync %(number)s was approved but could not be applied: %(why)s") % {
+            "number": sync.pk,
+            "why": sync.error,
         }
     if sync.state == State.FAILED:
         return _("Roster sync %(number)s could not be read, so nothing of it can be applied.") % {

@@ -1,18 +1,26 @@
 """`manage.py roster_sync PATH [--school CODE]` and `roster_sync --approve N`, for scripts."""
 
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from ops.database import DATABASE_TROUBLE
 from roster.models import RosterSync
 from roster.services import RosterSyncClosed, roster_sync_approve, roster_sync_start
 from schools.models import School
+
+logger = logging.getLogger(__name__)
 
 # The error itself is logged (roster.services); it may hold pupils' details.
 DATABASE_FAILED = (
     "The database failed (busy, locked or out of reach) while syncing: nothing changed. "
     "Run the command again in a minute."
+)
+UNEXPECTED_FAILURE = (
+    "roster sync {number} failed unexpectedly while being applied: nothing changed. Tell the "
+    "portal's administrators (the log says why)."
 )
 
 
@@ -70,5 +78,9 @@ class Command(BaseCommand):
             return roster_sync_approve(sync=sync, approved_by=None, address=None)
         except RosterSyncClosed as closed:
             raise CommandError(closed.message) from None
-        except DatabaseError:
+        except DATABASE_TROUBLE:
             raise CommandError(DATABASE_FAILED) from None
+        except Exception:
+            # Rolled back whole (still held); the traceback may hold pupils' details.
+            logger.exception("Roster sync %s failed while approved by the command", number)
+            raise CommandError(UNEXPECTED_FAILURE.format(number=number)) from None
