@@ -16,9 +16,7 @@ from django.utils import timezone
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import Learner
-from learners.services import LEARNER_DETAILS
-from learners.signals import learner_level_changed
-from signin.services import email_change_unlinks, sign_in_identities_unlink
+from learners.services import LEARNER_DETAILS, learner_details_set
 
 logger = logging.getLogger(__name__)
 
@@ -95,39 +93,7 @@ def learner_records_change(
         raise ValueError(f"not a learner's detail: {sorted(unknown)}")
     if isinstance(wanted.get("dob"), str):
         wanted["dob"] = date.fromisoformat(wanted["dob"])
-    with transaction.atomic():
-        # Under the learner's lock, as erasure takes it: an erased record is never written to.
-        current = (
-            Learner.objects.select_for_update()
-            .filter(pk=learner.pk, status=Learner.Status.ACTIVE)
-            .first()
-        )
-        if current is None:
-            return []
-        changed = [name for name, value in wanted.items() if getattr(current, name) != value]
-        if not changed:
-            return []
-        unlinked = {}
-        new_email = wanted.get("email", current.email)
-        if (
-            "email" in changed
-            and email_change_unlinks(current.email, new_email)
-            and sign_in_identities_unlink(current.user_id)
-        ):
-            unlinked["school_identity_unlinked"] = True
-        for name in changed:
-            setattr(current, name, wanted[name])
-            setattr(learner, name, wanted[name])
-        current.save(update_fields=changed)
-        audit_record(
-            actor=changed_by,
-            address=address,
-            action=AuditEvent.Action.LEARNER_CHANGED,
-            learner=current,
-            fields=changed,
-            source=ROSTER,
-            **unlinked,
-        )
-        if "level" in changed:
-            learner_level_changed.send(sender=Learner, learner=current)
-    return changed
+    changed = learner_details_set(
+        learner=learner, wanted=wanted, changed_by=changed_by, address=address, source=ROSTER
+    )
+    return changed or []

@@ -1,6 +1,7 @@
 """Business rules for learners: registering one, correcting their details, a new password."""
 
 import logging
+from collections.abc import Callable
 from datetime import date
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -195,6 +196,37 @@ def learner_details_change(
         "dob": dob,
         "level": level,
     }
+
+    def allowed(changed: list[str]) -> None:
+        if set(changed) & set(AGE_AND_LEVEL) and not sees_whole_school(changed_by):
+            raise PermissionDenied("only whole-school staff change a date of birth or level")
+
+    changed = learner_details_set(
+        learner=learner, wanted=wanted, changed_by=changed_by, address=address, check=allowed
+    )
+    if changed is None:
+        raise LearnerNotEditable
+    if changed:
+        logger.info(
+            "Learner %s: %s changed by user %s", learner.pk, ", ".join(changed), changed_by.pk
+        )
+    return changed
+
+
+def learner_details_set(
+    *,
+    learner: Learner,
+    wanted: dict[str, object],
+    changed_by: AbstractBaseUser | None,
+    address: str | None,
+    check: Callable[[list[str]], None] | None = None,
+    **audited: object,
+) -> list[str] | None:
+    """Set some of LEARNER_DETAILS in the portal, audited; the fields changed, None if erased.
+
+    Staff's corrections and the school's records (learners.school_records) both come here;
+    `check` may refuse the fields about to change, `audited` adds to the audit event.
+    """
     with transaction.atomic():
         # Under the learner's lock, as erasure takes it: an erased record is never written to.
         current = (
@@ -203,18 +235,22 @@ def learner_details_change(
             .first()
         )
         if current is None:
-            raise LearnerNotEditable
-        changed = [name for name in LEARNER_DETAILS if getattr(current, name) != wanted[name]]
+            return None
+        changed = [
+            name
+            for name in LEARNER_DETAILS
+            if name in wanted and getattr(current, name) != wanted[name]
+        ]
         if not changed:
             return []
-        if set(changed) & set(AGE_AND_LEVEL) and not sees_whole_school(changed_by):
-            raise PermissionDenied("only whole-school staff change a date of birth or level")
+        if check is not None:
+            check(changed)
         unlinked = {}
         # School identities link by the record's email: one linked under the old address
         # must not keep signing in as this pupil now that the address is another.
         if (
             "email" in changed
-            and email_change_unlinks(current.email, email)
+            and email_change_unlinks(current.email, wanted["email"])
             and sign_in_identities_unlink(current.user_id)
         ):
             unlinked["school_identity_unlinked"] = True
@@ -228,11 +264,11 @@ def learner_details_change(
             action=AuditEvent.Action.LEARNER_CHANGED,
             learner=current,
             fields=changed,
+            **audited,
             **unlinked,
         )
         if "level" in changed:
             learner_level_changed.send(sender=Learner, learner=current)
-    logger.info("Learner %s: %s changed by user %s", learner.pk, ", ".join(changed), changed_by.pk)
     return changed
 
 
