@@ -4,6 +4,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
+from django_tasks import task_backends
 
 from assessments import page_markup
 from learners.models import Learner
@@ -92,6 +93,18 @@ def immediate_tasks(settings):
             "QUEUES": ["default", "imports"],
         }
     }
+
+
+@pytest.fixture
+def queued_tasks(settings):
+    """Queue tasks without running them, as a real queue does until its worker takes them."""
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django_tasks.backends.dummy.DummyBackend",
+            "QUEUES": ["default", "imports"],
+        }
+    }
+    return task_backends["default"]
 
 
 @pytest.fixture(autouse=True)

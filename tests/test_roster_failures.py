@@ -16,7 +16,6 @@ from django.db import IntegrityError, connection, connections
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from django_tasks import task_backends
 
 import roster.services
 from accounts.models import StaffRole
@@ -36,18 +35,6 @@ def admin() -> Client:
     client = Client(raise_request_exception=True)
     client.force_login(make_staff("ada.admin", role=StaffRole.ADMIN))
     return client
-
-
-@pytest.fixture
-def queued_tasks(settings):
-    """Queue tasks without running them, as a real queue does until its worker takes them."""
-    settings.TASKS = {
-        "default": {
-            "BACKEND": "django_tasks.backends.dummy.DummyBackend",
-            "QUEUES": ["default", "imports"],
-        }
-    }
-    return task_backends["default"]
 
 
 def break_applying(monkeypatch, *, only: int | None = None) -> None:
