@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from accounts.access import safeguarding_ready
+from assessments.media import content_media_wanted
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, fit
 from partner_api import AssessmentContent, get_client
 from partner_api.upstream import text_to_store
@@ -170,6 +171,7 @@ def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentConten
             "state_changed_at", "started_at", "last_error",
         ]
     )  # fmt: skip
+    content_media_wanted(content.questions)
 
 
 def attempts_forget_learner(*, learner: Learner) -> dict[type[Model], list[int]]:

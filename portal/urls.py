@@ -37,6 +37,8 @@ urlpatterns = [
     path("", include("privacy.urls")),
     path("", include("safeguarding.urls")),
     path("me/", include("assessments.urls")),
+    path("pictures/", include("pictures.urls")),
+    path("speech/", include("speech.urls")),
     path("operations/", include("assessments.staff_urls")),
     path("admin/", admin.site.urls),
 ]

@@ -180,6 +180,28 @@ class PartnerSettings(models.Model):
     show_scores_to_learners = models.BooleanField(
         gettext_lazy("Learners see their LOA score and risk level"), default=False
     )
+
+    # The service's ResultDescription is its own prose: it may quote the score and risk level.
+    # Who may read it besides staff (never a number or label while scores are kept from them).
+    class DescriptionReaders(models.TextChoices):
+        NOBODY = "nobody", gettext_lazy("No learners")
+        OLDER = "older", gettext_lazy("Secondary and further education learners")
+        EVERYONE = "everyone", gettext_lazy("Every learner, primary pupils too")
+
+    description_to_learners = models.CharField(
+        gettext_lazy("Learners who read the assessment service's own description"),
+        max_length=10,
+        choices=DescriptionReaders.choices,
+        default=DescriptionReaders.OLDER,
+    )
+    # The youngest pupils (LOA_PARTNER_LEVEL3) answer one question per screen, with large
+    # picture buttons, and hear each question read aloud as it appears.
+    primary_one_per_screen = models.BooleanField(
+        gettext_lazy("Primary pupils see one question at a time"), default=True
+    )
+    primary_read_aloud = models.BooleanField(
+        gettext_lazy("Read each question aloud to primary pupils as it appears"), default=True
+    )
     school_contact = models.CharField(
         gettext_lazy("Who a learner can talk to at school"),
         max_length=200,

@@ -125,6 +125,7 @@ class StaffChangeForm(StaffAccountForm):
 
 # Fields a POST may leave out without changing them (scripts post only what they change).
 KEPT_WHEN_LEFT_OUT = (
+    "description_to_learners",
     "card_window_max_minutes",
     "card_networks",
     "school_contact",
@@ -162,6 +163,9 @@ class PartnerSettingsForm(forms.ModelForm):
             "card_networks",
             "hide_results_from_learners",
             "show_scores_to_learners",
+            "description_to_learners",
+            "primary_one_per_screen",
+            "primary_read_aloud",
             "school_contact",
             "helplines",
             "retention_years",
@@ -220,6 +224,20 @@ class PartnerSettingsForm(forms.ModelForm):
             "show_scores_to_learners": gettext_lazy(
                 "Off: learners read their results in words, without the LOA score and risk "
                 "level, which only staff see."
+            ),
+            "description_to_learners": gettext_lazy(
+                "The service writes a paragraph about each result. It is never shown to a "
+                "learner while it mentions their score or risk level and scores are kept from "
+                "learners."
+            ),
+            "primary_one_per_screen": gettext_lazy(
+                "On: primary pupils answer one question per screen with large picture buttons "
+                "and a row of dots for their progress."
+            ),
+            "primary_read_aloud": gettext_lazy(
+                "On: each question is spoken as it appears and each answer as it is chosen. "
+                "A speaker button beside every question and answer works either way; a pupil "
+                "can turn reading aloud off on their own device."
             ),
             "school_contact": gettext_lazy(
                 "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its "

@@ -25,8 +25,10 @@ from learners.models import Learner
 from lessons.models import CardSession, SignInCard, SignInWindow
 from lessons.services import learner_card_print
 from partner_api import Answer, Question
+from pictures.models import Picture
 from roster.models import RosterSync
 from safeguarding.models import Alert
+from speech.models import Recording
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
 
@@ -349,6 +351,9 @@ EXPECTED: dict[str, dict[str, Row]] = {
     },
     # Sign-in cards. Anyone reaches the card page (an empty POST re-shows it with an error).
     "lessons:card": {"GET": Row(*[OK] * 10), "POST": Row(*[OK] * 10)},
+    # Answer pictures and read-aloud audio, served by their content's digest: no one's data.
+    "pictures:picture": {"GET": Row(*[OK] * 10), "POST": Row(*[NOT_ALLOWED] * 10)},
+    "speech:recording": {"GET": Row(*[OK] * 10), "POST": Row(*[NOT_ALLOWED] * 10)},
     # A class's cards and lessons: its own staff, and admins for cover; a GET that prints and
     # the roster the lesson page fetches, then POSTs that come back to the page they act on.
     "lessons:group_cards": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
@@ -577,6 +582,24 @@ def object_pk(name: str, owner: Learner) -> int:
     return owner.pk
 
 
+def stored_file_digest(name: str) -> str:
+    """Return the digest of a ready answer picture or recording (they hold no one's data)."""
+    digest = "a" * 64
+    if name == "pictures:picture":
+        Picture.objects.get_or_create(
+            address_hash="b" * 64,
+            defaults={"address": "https://upstream.example/icon.png", "state": "ready",
+                      "image": b"\x89PNG", "content_type": "image/png", "digest": digest},
+        )  # fmt: skip
+    else:
+        Recording.objects.get_or_create(
+            text_hash="b" * 64,
+            defaults={"text": "Never", "language": "en-gb", "state": "ready",
+                      "audio": b"RIFF", "content_type": "audio/wav", "digest": digest},
+        )  # fmt: skip
+    return digest
+
+
 def card_session_of(owner: Learner) -> CardSession:
     """Return a live card session of the owner's, in an open window of their class."""
     group = (
@@ -613,6 +636,8 @@ def paths_for(
         }
         if "session_pk" in params:
             values["session_pk"] = card_session_of(owner).pk
+        if "digest" in params:
+            values["digest"] = stored_file_digest(name)
         if attempt is not None:
             values["assessment_id"] = attempt.assessment_id
             values["attempt_pk"] = attempt.pk

@@ -1051,6 +1051,8 @@ NOT_A_PAGE = {
     "assessments:status": "JSON for the waiting page's script (its news is checked)",
     "assessments:resend": "POST only; redirects to the results page (checked)",
     "assessments:refresh": "POST only; redirects to the question page (checked)",
+    "pictures:picture": "an answer picture (PNG), shown inside the question page (checked)",
+    "speech:recording": "read-aloud audio (WAV), played by the question page (checked)",
     "learners:csv_learners": "a CSV download",
     "dashboard:results_csv": "a CSV download",
     "imports:template": "a CSV download",

@@ -1,0 +1,25 @@
+"""What stored content asks of the pictures and speech rooms: made once, in the background."""
+
+from collections.abc import Iterable
+
+from django.db import transaction
+
+from partner_api import Question
+from pictures.services import pictures_wanted
+from speech.services import recordings_wanted
+
+
+def content_media_wanted(questions: Iterable[Question]) -> None:
+    """Once the content is stored, ask for its answer pictures and its spoken texts."""
+    questions = list(questions)
+    icons = [answer.icon for question in questions for answer in question.answers if answer.icon]
+    texts = [question.text for question in questions]
+    texts += [answer.copy for question in questions for answer in question.answers]
+
+    def wanted() -> None:
+        pictures_wanted(icons)
+        recordings_wanted(texts)
+
+    # After the commit: the content is kept even if asking fails, and a worker never looks
+    # for rows that a rolled-back transaction took with it.
+    transaction.on_commit(wanted)
