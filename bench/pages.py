@@ -124,7 +124,7 @@ def setup_learner() -> PageTargets:
         assessment_id=COMPLETED_ID, state=AssessmentAttempt.State.SUBMITTED, **common
     )
     chosen = {q.id: q.answers[i % 4].id for i, q in enumerate(questions)}
-    _store_results(completed, _parse_results(score_submission(chosen)))
+    _store_results(completed, _parse_results(score_submission(chosen, bank.DEFAULT_LEVEL)))
 
     # The configured engine (cached_db with Redis, as production): written to both.
     session = import_module(settings.SESSION_ENGINE).SessionStore()

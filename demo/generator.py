@@ -28,7 +28,7 @@ from learners.models import Learner, Level
 
 # The sandbox is this project's stand-in upstream: its labels are the ones real results carry.
 from sandbox.bank import ASSESSMENT_VERSION, ASSESSMENT_VERSION_DECIMAL, FOCUS_AREAS, LEVELS
-from sandbox.scoring import BALANCED_TRAIT, TRAITS, risk_level
+from sandbox.scoring import description_html, risk_level, traits_for_level
 from schools.models import first_school_id
 
 GENERATED_PREFIX = "gen-"
@@ -347,14 +347,13 @@ def _attempt_rows(
     score = round(max(score, 5.0), 2)
     risk = risk_level(score)
     weakest = next((area for area in FOCUS_AREAS if area in flagged), None)
-    trait = TRAITS[weakest] if weakest else BALANCED_TRAIT
+    # The words the sandbox would send for the learner's age (primary pupils have their own).
+    traits, balanced = traits_for_level(level)
+    trait = traits[weakest] if weakest else balanced
     signs = "<ul>" + "".join(f"<li>{sign}</li>" for sign in trait.signs) + "</ul>"
     tips = f"<p>{trait.tips_intro}</p><ol>" + "".join(f"<li>{t}</li>" for t in trait.tips)
     tips += "</ol>"
-    description = (
-        f"<p>The overall score is <strong>{score:g}</strong> out of 100, "
-        f"a <em>{risk.lower()}</em> level of need.</p>"
-    )
+    description = description_html(score, risk, [a for a in FOCUS_AREAS if a in flagged], level)
     rows[AssessmentResult].append((
         result_id, attempt_id, Decimal(str(score)), risk, trait.title, trait.copy, signs, signs,
         tips, tips, description, description, completed_at,

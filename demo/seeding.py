@@ -256,17 +256,25 @@ def _choose_answers(attempt: AssessmentAttempt, wellbeing: float, rng) -> dict[s
         if len(known) < len(answers):  # not the sandbox's bank: any answer will do
             choices[question.id] = rng.choice(answers).id
             continue
-        target = wellbeing * 3 + rng.gauss(0, 0.8)
+        # Scales differ in length (a primary pupil's may have three answers): aim within each.
+        top = max(scores[a.id] for a in answers)
+        target = wellbeing * top + rng.gauss(0, 0.8 * top / 3)
         best = min(answers, key=lambda a: abs(scores[a.id] - target))
         choices[question.id] = best.id
     return choices
 
 
 def _sandbox_answer_scores() -> dict[str, int]:
-    """Return the sandbox bank's score of each answer id (the demo runs against the sandbox)."""
-    from sandbox.bank import QUESTIONS
+    """Return the sandbox banks' score of each answer id (the demo runs against the sandbox)."""
+    from sandbox.bank import LEVELS, questions_for_level
 
-    return {answer.id: answer.score for question in QUESTIONS for answer in question.answers}
+    # Every level's bank: primary pupils answer their own, with ids of its own.
+    return {
+        answer.id: answer.score
+        for level in LEVELS
+        for question in questions_for_level(level)
+        for answer in question.answers
+    }
 
 
 def _backdate(attempt: AssessmentAttempt, started: datetime, *, completed: datetime | None):

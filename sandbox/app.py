@@ -1,10 +1,11 @@
 """The sandbox's WSGI application: routing, the apikey, injected faults and the control API.
 
-Owns SandboxApp: it routes each request to one of the five endpoints (sandbox.endpoints) or to
-the fault control API at /_sandbox/faults, refuses a wrong apikey before anything else, applies
-the fault rule that matches (sandbox.faults: latency, error statuses, hang, drop, non-JSON,
-missing fields, expired sessions), runs the endpoint under the state lock and saves the state
-after it, logs the request, and writes the reply. Serving it over HTTP is sandbox.server's job.
+Owns SandboxApp: it routes each request to one of the five endpoints (sandbox.endpoints), to
+the fault control API at /_sandbox/faults or to the primary bank's pictures (sandbox.icons),
+refuses a wrong apikey before anything else, applies the fault rule that matches
+(sandbox.faults: latency, error statuses, hang, drop, non-JSON, missing fields, expired
+sessions), runs the endpoint under the state lock and saves the state after it, logs the
+request, and writes the reply. Serving it over HTTP is sandbox.server's job.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sandbox.endpoints import (
 )
 from sandbox.faults import JUNK_ASSESSMENT_ID, MISSING_FIELDS, FaultError
 from sandbox.faults import STATUS_KINDS as _STATUS_KINDS
+from sandbox.icons import ICONS_PATH, serve_icon
 from sandbox.inspection import SUBMISSIONS_PATH, submissions_report
 from sandbox.state import SandboxState
 
@@ -107,6 +109,9 @@ class SandboxApp:
             return self._control(method, path, environ, start_response)
         if path == SUBMISSIONS_PATH:
             return self._inspect(method, environ, start_response)
+        if path.startswith(ICONS_PATH):
+            # Pictures, as a CDN would serve them: no key, no faults, never logged as API calls.
+            return serve_icon(method, path, start_response)
         request_id = self.state.next_request_id()
         endpoint, handler, params, refusal = _resolve(method, path)
         try:

@@ -1,29 +1,30 @@
-"""The sandbox's own question bank: study-skills and wellbeing questions, levels and versions."""
+"""The sandbox's own question banks: study-skills and wellbeing questions, levels and versions.
+
+Secondary and further education answer the bank below; primary pupils (ages 4 to 11) answer
+their own (sandbox.primary), with pictures the sandbox serves (sandbox.icons).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The seven focus area names, spelled exactly as the spec lists them (in the spec's order).
-SLEEP = "SLEEP & TIREDNESS"
-MEMORY = "RETAINING & RECALLING INFORMATION"
-EXAM_ANXIETY = "EXAM ANXIETY"
-FOCUS = "FOCUS & MOTIVATION"
-ORGANIZATION = "ORGANIZATION & TIME MANAGEMENT"
-STRESS = "STRESS & STRAIN"
-CONFIDENCE = "CONFIDENCE"
-
-FOCUS_AREAS: tuple[str, ...] = (
-    SLEEP,
-    MEMORY,
+from sandbox.primary import PRIMARY_QUESTIONS
+from sandbox.questions import (
+    CONFIDENCE,
     EXAM_ANXIETY,
     FOCUS,
+    MEMORY,
     ORGANIZATION,
+    SLEEP,
     STRESS,
-    CONFIDENCE,
+    BankQuestion,
+    QuestionRow,
+    Scale,
+    build_questions,
 )
+from sandbox.questions import FOCUS_AREAS as FOCUS_AREAS  # read from here by the tools
 
-# The small, closed set of icon names the sandbox sends in `Icon`. They are all names the
+# The small, closed set of icon names the secondary bank sends in `Icon`. They are all names the
 # portal already knows (kit/icons.py), so every answer shows its symbol out of the box.
 # They are neutral marks of degree (an empty to a full circle), never praise or blame: on a
 # question where agreeing is a sign of need, "Very like me" must not wear a star.
@@ -41,6 +42,9 @@ ASSESSMENT_VERSION_DECIMAL = "2.1"
 # Every question shares these timestamps: the bank was "published" once and "edited" once.
 CREATED = "2024-09-02T09:00:00+01:00"
 UPDATED = "2025-01-06T08:30:00+00:00"
+
+
+PRIMARY = "PRIMARY"  # the target group of ages 4 to 11, who answer the primary bank
 
 
 @dataclass(frozen=True)
@@ -62,44 +66,22 @@ LEVELS: dict[str, Level] = {
         "LOA_PARTNER_LEVEL2", "SECONDARY", "Study skills and wellbeing check (secondary)"
     ),
     "LOA_PARTNER_LEVEL3": Level(
-        "LOA_PARTNER_LEVEL3", "PRIMARY", "Study skills and wellbeing check (primary)"
+        "LOA_PARTNER_LEVEL3", PRIMARY, "Study skills and wellbeing check (primary)"
     ),
 }
 
 DEFAULT_LEVEL = "LOA_PARTNER_LEVEL2"
 
 
-@dataclass(frozen=True)
-class BankAnswer:
-    """One answer option: its id, text, icon name and score (0 = most need, 3 = least)."""
-
-    id: str
-    text: str
-    icon: str
-    score: int
-
-
-@dataclass(frozen=True)
-class BankQuestion:
-    """One question with its topic group, focus area and four answers in display order."""
-
-    id: str
-    text: str
-    group: str
-    focus_area: str
-    display_order: int
-    answers: tuple[BankAnswer, ...]
-
-
 # Two answer scales; a question says whether agreeing is good (positive) or a sign of need.
 # Both use the same four degree icons in order, so the icon says "how much", never "how good".
-_FREQUENCY = (
+_FREQUENCY: Scale = (
     ("Never", "never"),
     ("Sometimes", "sometimes"),
     ("Often", "often"),
     ("Always", "always"),
 )
-_LIKE_ME = (
+_LIKE_ME: Scale = (
     ("Not like me", "never"),
     ("A little like me", "sometimes"),
     ("Quite like me", "often"),
@@ -107,7 +89,7 @@ _LIKE_ME = (
 )
 
 # (id, group, focus area, text, scale, positive): listed in display order, group by group.
-_QUESTIONS: tuple[tuple[str, str, str, str, tuple[tuple[str, str], ...], bool], ...] = (
+_QUESTIONS: tuple[QuestionRow, ...] = (
     # Sleep and energy
     (
         "q-sleep-1",
@@ -291,33 +273,14 @@ _QUESTIONS: tuple[tuple[str, str, str, str, tuple[tuple[str, str], ...], bool], 
 )
 
 
-def _build_questions() -> tuple[BankQuestion, ...]:
-    """Turn the compact table above into questions with ids, orders and scored answers."""
-    questions = []
-    for order, (question_id, group, area, text, scale, positive) in enumerate(_QUESTIONS, 1):
-        stem = question_id.removeprefix("q-")
-        answers = tuple(
-            BankAnswer(
-                id=f"a-{stem}-{position}",
-                text=answer_text,
-                icon=icon,
-                # A positive statement scores by how often it holds; a negative one, the reverse.
-                score=(position - 1) if positive else (len(scale) - position),
-            )
-            for position, (answer_text, icon) in enumerate(scale, 1)
-        )
-        questions.append(BankQuestion(question_id, text, group, area, order, answers))
-    return tuple(questions)
-
-
-QUESTIONS: tuple[BankQuestion, ...] = _build_questions()
+# The bank for secondary and further education (today's bank, unchanged).
+QUESTIONS: tuple[BankQuestion, ...] = build_questions(_QUESTIONS)
 QUESTIONS_BY_ID: dict[str, BankQuestion] = {question.id: question for question in QUESTIONS}
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(question.group for question in QUESTIONS))
-MAX_ANSWER_SCORE = 3
 
 
 def questions_for_level(level_code: str) -> tuple[BankQuestion, ...]:
-    """Return the questions of an assessment at a level (every level shares one bank)."""
-    if level_code not in LEVELS:
-        raise KeyError(level_code)
+    """Return the questions of an assessment at a level: primary pupils have their own bank."""
+    if LEVELS[level_code].target_group == PRIMARY:
+        return PRIMARY_QUESTIONS
     return QUESTIONS

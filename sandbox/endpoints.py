@@ -28,6 +28,7 @@ from sandbox.bank import (
     BankQuestion,
     questions_for_level,
 )
+from sandbox.icons import icon_field, origin_of
 from sandbox.scoring import score_submission
 from sandbox.state import Offer, SandboxLearner, SandboxState, _parse_session
 
@@ -122,7 +123,8 @@ def view_assessment(
     learner = _learner(state, environ)
     offer = _offer(state, learner, assessment_id)
     session = state.new_session(learner.user_id, offer.assessment_id)
-    questions = [_question_json(question) for question in questions_for_level(offer.level)]
+    origin = origin_of(environ)  # the primary bank's pictures are addresses on this server
+    questions = [_question_json(q, origin) for q in questions_for_level(offer.level)]
     # The spec makes clients order by DisplayOrder; a stable shuffle keeps them honest.
     shuffler = random.Random(offer.assessment_id)
     shuffler.shuffle(questions)
@@ -155,7 +157,7 @@ def submit_assessment(state: SandboxState, environ: dict[str, Any]) -> tuple[int
         raise ApiError(409, "Assessment already submitted")
     chosen = _validate_responses(body.get("responses"), questions_for_level(offer.level))
     offer.answers = chosen
-    offer.results = score_submission(chosen)
+    offer.results = score_submission(chosen, offer.level)
     state.submissions.append(offer.assessment_id)
     state.changed = True
     return 200, {
@@ -207,8 +209,8 @@ ENDPOINT_HANDLERS: dict[str, Endpoint] = {
 # Reading requests -----------------------------------------------------------------------------
 
 
-def _question_json(question: BankQuestion) -> dict[str, Any]:
-    """Return a bank question in the spec's Question shape."""
+def _question_json(question: BankQuestion, origin: str) -> dict[str, Any]:
+    """Return a bank question in the spec's Question shape, pictures addressed on `origin`."""
     return {
         "id": question.id,
         "Question": question.text,
@@ -223,7 +225,7 @@ def _question_json(question: BankQuestion) -> dict[str, Any]:
                 "QuestionId": question.id,
                 "DisplayOrder": position,
                 "AnswerCopy": answer.text,
-                "Icon": answer.icon,
+                "Icon": icon_field(answer.icon, origin),
             }
             for position, answer in enumerate(question.answers, 1)
         ],

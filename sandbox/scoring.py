@@ -7,18 +7,9 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from sandbox.bank import (
-    CONFIDENCE,
-    EXAM_ANXIETY,
-    FOCUS,
-    FOCUS_AREAS,
-    MAX_ANSWER_SCORE,
-    MEMORY,
-    ORGANIZATION,
-    QUESTIONS,
-    SLEEP,
-    STRESS,
-)
+from sandbox.bank import FOCUS_AREAS, LEVELS, PRIMARY, questions_for_level
+from sandbox.primary import PRIMARY_AREA_WORDS, PRIMARY_BALANCED_TRAIT, PRIMARY_TRAITS
+from sandbox.traits import BALANCED_TRAIT, TRAITS, Trait
 
 # An area needs help when it scores under half of its possible points.
 NEEDS_HELP_BELOW = 0.5
@@ -26,169 +17,6 @@ NEEDS_HELP_BELOW = 0.5
 # RiskLevel labels by LOAScore (higher score = fewer signs of need), highest band first.
 RISK_BANDS: tuple[tuple[float, str], ...] = ((70.0, "LOW"), (45.0, "MODERATE"), (0.0, "HIGH"))
 RISK_LEVELS: tuple[str, ...] = tuple(label for _, label in RISK_BANDS)
-
-
-@dataclass(frozen=True)
-class Trait:
-    """The texts shown for the learner's most pressing area (or for a balanced profile)."""
-
-    title: str
-    copy: str
-    signs: tuple[str, ...]
-    tips_intro: str
-    tips: tuple[str, ...]
-    link: tuple[str, str] | None = None  # (https URL, link text) added after the tips
-
-
-TRAITS: dict[str, Trait] = {
-    SLEEP: Trait(
-        title="Running low on rest",
-        copy=(
-            "Your answers suggest that tiredness is getting in the way of learning. "
-            "Good sleep helps you focus, remember and cope with pressure."
-        ),
-        signs=(
-            "Waking up tired even after a full night in bed",
-            "Finding it hard to concentrate later in the day",
-            "Using a screen in bed until late",
-        ),
-        tips_intro="Small, steady changes to your evenings can make mornings easier.",
-        tips=(
-            "Go to bed and get up at about the same time every day, weekends included.",
-            "Put screens away, or out of reach, half an hour before sleep.",
-            "If worries keep you awake, write them down and leave them for tomorrow.",
-        ),
-        link=("https://www.nhs.uk/every-mind-matters/", "Every Mind Matters (NHS)"),
-    ),
-    MEMORY: Trait(
-        title="Learning that does not stick yet",
-        copy=(
-            "Your answers suggest that what you learn fades quickly. "
-            "How you revise matters more than how long you revise."
-        ),
-        signs=(
-            "Forgetting a topic soon after the lesson",
-            "Rereading notes without testing yourself",
-            "Feeling you know something until you are asked about it",
-        ),
-        tips_intro="Memory grows when you make your brain fetch things back.",
-        tips=(
-            "Close your notes and write down everything you remember, then check.",
-            "Turn each topic into a few flashcards or quiz questions.",
-            "Come back to a topic after one day, one week and one month.",
-        ),
-    ),
-    EXAM_ANXIETY: Trait(
-        title="Tests feel bigger than they are",
-        copy=(
-            "Your answers suggest that worry about tests is holding you back. "
-            "Some nerves are normal; the aim is to keep them at a size you can manage."
-        ),
-        signs=(
-            "Your mind going blank in a test",
-            "Feeling sick or shaky before a test",
-            "Finding it hard to calm down once panic starts",
-        ),
-        tips_intro="You can practise staying calm just like you practise a subject.",
-        tips=(
-            "Breathe in for four counts and out for six, a few times, when panic starts.",
-            "Practise with past papers under test conditions so the real thing feels familiar.",
-            "In a test, skip a question that blocks you and come back to it later.",
-        ),
-    ),
-    FOCUS: Trait(
-        title="Hard to get going",
-        copy=(
-            "Your answers suggest that starting and staying on task is a challenge. "
-            "Motivation often follows action rather than coming first."
-        ),
-        signs=(
-            "Leaving work until the last minute",
-            "Checking messages often while working",
-            "Not seeing why a subject matters to you",
-        ),
-        tips_intro="Make the first step small and the distractions far away.",
-        tips=(
-            "Work in short blocks of twenty minutes with a five-minute break.",
-            "Put your phone in another room while you work.",
-            "Link each task to something you want, such as a course, a job or a hobby.",
-        ),
-    ),
-    ORGANIZATION: Trait(
-        title="Juggling too much at once",
-        copy=(
-            "Your answers suggest that keeping track of work and deadlines is difficult. "
-            "A simple system frees your head for the learning itself."
-        ),
-        signs=(
-            "Deadlines arriving as a surprise",
-            "Losing notes or materials",
-            "Handing in work late or unfinished",
-        ),
-        tips_intro="One place for deadlines and one place for notes is a strong start.",
-        tips=(
-            "Write every deadline in one planner, calendar or app as soon as you hear it.",
-            "Split big pieces of work into steps, each with its own date.",
-            "Spend five minutes at the end of each week tidying your notes and bag.",
-        ),
-    ),
-    STRESS: Trait(
-        title="Carrying a heavy load",
-        copy=(
-            "Your answers suggest that stress is building up. "
-            "Stress shows in the body as well as the mind, and rest is part of the work."
-        ),
-        signs=(
-            "Headaches or a tummy ache when there is a lot to do",
-            "Feeling there is never enough time",
-            "Dropping the things you enjoy",
-        ),
-        tips_intro="Looking after yourself helps you keep going when work piles up.",
-        tips=(
-            "Keep at least one thing you enjoy in every week, even in busy times.",
-            "Talk to someone you trust about what is weighing on you.",
-            "Move your body every day: a walk counts.",
-        ),
-        link=("https://www.nhs.uk/every-mind-matters/", "Every Mind Matters (NHS)"),
-    ),
-    CONFIDENCE: Trait(
-        title="Doubting your own ability",
-        copy=(
-            "Your answers suggest that you underrate yourself. "
-            "Ability grows with practice, and asking questions is part of learning."
-        ),
-        signs=(
-            "Comparing yourself with others and coming off worse",
-            "Staying quiet when you do not understand",
-            "Thinking you are just not good at a subject",
-        ),
-        tips_intro="Confidence comes from noticing your own progress.",
-        tips=(
-            "Keep a list of things you can do now that you could not do a month ago.",
-            "Ask one question in class or at work each week.",
-            "Compare yourself with your past self, not with other people.",
-        ),
-    ),
-}
-
-BALANCED_TRAIT = Trait(
-    title="Steady and balanced",
-    copy=(
-        "Your answers suggest that your study habits and wellbeing are in good shape. "
-        "Keep doing what works for you."
-    ),
-    signs=(
-        "Feeling rested most days",
-        "Remembering what you learn",
-        "Keeping on top of your work",
-    ),
-    tips_intro="A few habits help you stay in good shape when things get busy.",
-    tips=(
-        "Keep a regular sleep routine.",
-        "Plan your week ahead.",
-        "Share what works for you with a friend.",
-    ),
-)
 
 
 @dataclass(frozen=True)
@@ -211,14 +39,25 @@ class AreaScore:
         return self.ratio < NEEDS_HELP_BELOW
 
 
-def area_scores(chosen: Mapping[str, str]) -> list[AreaScore]:
-    """Score each focus area from a complete map of question id to answer id."""
+def area_scores(chosen: Mapping[str, str], level: str) -> list[AreaScore]:
+    """Score each focus area from a complete map of question id to answer id at a level."""
     totals = {area: [0, 0, 0] for area in FOCUS_AREAS}
-    for question in QUESTIONS:
+    for question in questions_for_level(level):
         answer = next(answer for answer in question.answers if answer.id == chosen[question.id])
         points, maximum, count = totals[question.focus_area]
-        totals[question.focus_area] = [points + answer.score, maximum + MAX_ANSWER_SCORE, count + 1]
+        totals[question.focus_area] = [
+            points + answer.score,
+            maximum + question.top_score,
+            count + 1,
+        ]
     return [AreaScore(area, *totals[area]) for area in FOCUS_AREAS]
+
+
+def traits_for_level(level: str) -> tuple[dict[str, Trait], Trait]:
+    """Return the traits by area and the balanced trait, in words for the level's age."""
+    if LEVELS[level].target_group == PRIMARY:
+        return PRIMARY_TRAITS, PRIMARY_BALANCED_TRAIT
+    return TRAITS, BALANCED_TRAIT
 
 
 def risk_level(loa_score: float) -> str:
@@ -226,25 +65,28 @@ def risk_level(loa_score: float) -> str:
     return next(label for floor, label in RISK_BANDS if loa_score >= floor)
 
 
-def score_submission(chosen: Mapping[str, str]) -> dict[str, Any]:
+def score_submission(chosen: Mapping[str, str], level: str) -> dict[str, Any]:
     """Return the results body (spec field names) for a validated, complete submission."""
-    areas = area_scores(chosen)
+    areas = area_scores(chosen, level)
     points = sum(area.points for area in areas)
     maximum = sum(area.maximum for area in areas)
     loa_score = round(100 * points / maximum, 2)
-    level = risk_level(loa_score)
+    risk = risk_level(loa_score)
     needing_help = [area for area in areas if area.needs_help]
     # The trait follows the weakest area; ties go to the earlier area in the spec's order.
     weakest = min(needing_help, key=lambda area: area.ratio, default=None)
-    trait = TRAITS[weakest.name] if weakest else BALANCED_TRAIT
+    traits, balanced = traits_for_level(level)
+    trait = traits[weakest.name] if weakest else balanced
     return {
         "LOAScore": loa_score,
-        "RiskLevel": level,
+        "RiskLevel": risk,
         "TraitSigns": _html_list("ul", trait.signs),
         "TraitTitle": trait.title,
         "TraitTips": _tips_html(trait),
         "TraitCopy": trait.copy,
-        "ResultDescription": _description_html(loa_score, level, needing_help),
+        "ResultDescription": description_html(
+            loa_score, risk, [area.name for area in needing_help], level
+        ),
         "focus_areas": [
             {
                 "search_filter_name": area.name,
@@ -271,14 +113,29 @@ def _tips_html(trait: Trait) -> str:
     return html
 
 
-def _description_html(loa_score: float, level: str, needing_help: list[AreaScore]) -> str:
-    """Return the HTML paragraph that sums up the score, risk level and areas needing help."""
+def description_html(loa_score: float, risk: str, needing_help: list[str], level: str) -> str:
+    """Return the HTML paragraph that sums up the score and the areas needing help."""
+    if LEVELS[level].target_group == PRIMARY:
+        return _primary_description_html(loa_score, needing_help)
     summary = (
         f"<p>The overall score is <strong>{loa_score:g}</strong> out of 100, "
-        f"a <em>{escape(level.lower())}</em> level of need."
+        f"a <em>{escape(risk.lower())}</em> level of need."
     )
     if not needing_help:
         return f"{summary} No focus area stands out as needing help right now.</p>"
-    names = [f"<strong>{escape(area.name)}</strong>" for area in needing_help]
-    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"{summary} Support would help most with {listed}.</p>"
+    return f"{summary} Support would help most with {_listed(needing_help)}.</p>"
+
+
+def _primary_description_html(loa_score: float, needing_help: list[str]) -> str:
+    """Return the summary in a young child's words: short sentences, areas named simply."""
+    summary = f"<p>Your score is <strong>{loa_score:g}</strong> out of 100."
+    if not needing_help:
+        return f"{summary} Thank you for answering the questions.</p>"
+    words = [PRIMARY_AREA_WORDS[area] for area in needing_help]
+    return f"{summary} A grown-up can help you with {_listed(words)}.</p>"
+
+
+def _listed(names: list[str]) -> str:
+    """Return names in bold, joined as a sentence lists them ("a, b and c")."""
+    bold = [f"<strong>{escape(name)}</strong>" for name in names]
+    return bold[0] if len(bold) == 1 else f"{', '.join(bold[:-1])} and {bold[-1]}"
