@@ -6,8 +6,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     DEBUG=false BIND_HOST=0.0.0.0 PORT=8000 STATIC_ROOT=/app/staticfiles
 
 # pg_dump/pg_restore for `manage.py backup` and `restore` (match the server's major version).
+# espeak-ng makes the read-aloud audio (docs/deploy.md).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends postgresql-client \
+    && apt-get install -y --no-install-recommends postgresql-client espeak-ng \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

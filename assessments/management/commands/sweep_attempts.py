@@ -2,20 +2,23 @@
 
 from assessments.delivery import attempts_sweep
 from ops.sweep import SweepCommand
+from speech.services import recordings_retry_due
 
 
 class Command(SweepCommand):
     help = (
         "Queue delivery of pending submissions and fetching of missing results that are due, "
-        "and recover submissions left 'submitting' by a process that died. Run it from cron "
+        "and recover submissions left 'submitting' by a process that died; queue again "
+        "read-aloud audio whose making is due. Run it from cron "
         "every minute, or with --every to loop."
     )
 
     def sweep(self) -> str | None:
         counts = attempts_sweep()
-        if not any(counts.values()):
+        recordings = recordings_retry_due()
+        if not any(counts.values()) and not recordings:
             return None
         return (
-            f"Sweep: {counts['unstuck']} unstuck, {counts['deliveries']} deliveries "
-            f"and {counts['results']} results fetches queued."
+            f"Sweep: {counts['unstuck']} unstuck, {counts['deliveries']} deliveries, "
+            f"{counts['results']} results fetches and {recordings} read-aloud recordings queued."
         )

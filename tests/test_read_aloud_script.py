@@ -1,0 +1,396 @@
+"""The read-aloud buttons (static/js/read_aloud.js) in headless Chromium, speech recorded."""
+
+import html
+import io
+import json
+import threading
+import wave
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+
+from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
+
+pytestmark = pytest.mark.browser
+
+STATIC = Path(__file__).resolve().parent.parent / "static"
+SCRIPT = "/static/js/read_aloud.js"
+QUESTION = "How often do you find it hard to get to sleep?"
+SECOND = "Do you feel safe at school?"
+ANSWERS = ["Never", "Sometimes", "Often"]
+AUDIO = {text: f"/speech/{index:064x}" for index, text in enumerate([QUESTION, *ANSWERS], 1)}
+WAIT_MS = 10_000
+EN_GB = [{"name": "English (Great Britain)", "lang": "en-GB", "default": True}]
+FRENCH = [{"name": "Français", "lang": "fr-FR", "default": True}]
+
+
+def speak_button(text: str, with_audio: bool) -> str:
+    audio = f' data-audio="{AUDIO[text]}"' if with_audio and text in AUDIO else ""
+    text = html.escape(text)
+    return (
+        f'<button type="button" class="speak" data-speak="{text}"{audio} '
+        f'aria-label="Read aloud: {text}" hidden>Listen</button>'
+    )
+
+
+def page_html(*, auto: bool, with_audio: bool = True, first: str = QUESTION) -> str:
+    """The question page's markup contract: the read-aloud box, buttons and radios."""
+    answers = "".join(
+        f'<div><label><input type="radio" name="q1" value="{n}" data-speak="{answer}"> '
+        f"{answer}</label> {speak_button(answer, with_audio)}</div>"
+        for n, answer in enumerate(ANSWERS)
+    )
+    return f"""<!doctype html>
+<html lang="en-gb"><head><meta charset="utf-8"><title>Read aloud harness</title>
+<script src="{SCRIPT}" defer></script></head>
+<body><main>
+<div class="read-aloud" data-auto="{"true" if auto else "false"}" data-lang="en-gb"
+  data-on-label="Read aloud: on" data-off-label="Read aloud: off">
+  <button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>Read aloud: on</button>
+</div>
+<form>
+<fieldset><legend>{first}</legend> {speak_button(first, with_audio)} {answers}</fieldset>
+<fieldset><legend>{SECOND}</legend> {speak_button(SECOND, with_audio)}
+  <label><input type="radio" name="q2" value="0" data-speak="Yes"> Yes</label></fieldset>
+</form>
+</main></body></html>"""
+
+
+def silence_wav() -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\0\0" * 800)
+    return buffer.getvalue()
+
+
+# The browser's speech engine, replaced by a recorder: what the page asked it to say is kept
+# in window.__spoken. `voices` is what getVoices() answers now; `later`, voices that arrive
+# after 300 ms (as Chromium's do); `refuse`, refusing to speak before the pupil's first gesture.
+FAKE_SPEECH = """
+(({voices, later, refuse}) => {
+  window.__spoken = [];
+  window.__langs = [];
+  window.__played = [];
+  let current = voices;
+  const listeners = [];
+  const fake = {
+    speaking: false, pending: false, paused: false,
+    getVoices: () => current,
+    speak(utterance) {
+      if (refuse && !navigator.userActivation.hasBeenActive) {
+        utterance.dispatchEvent(new SpeechSynthesisErrorEvent(
+          "error", {utterance, error: "not-allowed"}));
+        return;
+      }
+      window.__spoken.push(utterance.text);
+      window.__langs.push(utterance.lang);
+    },
+    cancel() {}, pause() {}, resume() {},
+    addEventListener(type, listener) { if (type === "voiceschanged") listeners.push(listener); },
+    removeEventListener(type, listener) {
+      const at = listeners.indexOf(listener);
+      if (at >= 0) listeners.splice(at, 1);
+    },
+  };
+  Object.defineProperty(window, "speechSynthesis", {value: fake, configurable: true});
+  if (later) {
+    setTimeout(() => {
+      current = later;
+      listeners.slice().forEach((listener) => listener(new Event("voiceschanged")));
+    }, 300);
+  }
+  HTMLMediaElement.prototype.play = function () {
+    window.__played.push(new URL(this.src).pathname);
+    return Promise.resolve();
+  };
+})
+"""
+
+
+def csp_header() -> str:
+    """The portal's own Content-Security-Policy, so the harness forbids what the site does."""
+    directives = settings.CONTENT_SECURITY_POLICY["DIRECTIVES"]
+    return "; ".join(f"{name} {' '.join(values)}" for name, values in directives.items())
+
+
+class Harness(ThreadingHTTPServer):
+    """Serves `page` at /question/, the real script, and a recording at each /speech/ address."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), HarnessHandler)
+        self.csp = csp_header()
+        self.page = ""
+        self.wav = silence_wav()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/question/"
+
+
+class HarnessHandler(BaseHTTPRequestHandler):
+    server: Harness
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == "/question/":
+            self.reply(self.server.page.encode(), "text/html; charset=utf-8")
+        elif path == SCRIPT:
+            self.reply(STATIC.joinpath("js/read_aloud.js").read_bytes(), "text/javascript")
+        elif path in AUDIO.values():
+            self.reply(self.server.wav, "audio/wav")
+        elif path == "/favicon.ico":
+            self.send_response(204)  # asked for by every page; a 404 would be logged
+            self.end_headers()
+        else:
+            self.send_error(404)
+
+    def reply(self, body: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Security-Policy", self.server.csp)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:
+        pass  # the test's output is not the place for an access log
+
+
+@pytest.fixture
+def harness() -> Iterator[Harness]:
+    server = Harness()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    # As in conftest's browser fixture: Django would take Playwright's loop for async code.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as running:
+            launched = running.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_LAUNCH_ARGS
+            )
+            yield launched
+            launched.close()
+
+
+@pytest.fixture
+def open_page(browser, harness) -> Iterator[Callable]:
+    """Open a question page whose browser has these voices (a fresh device each time)."""
+    contexts = []
+    problems: list[str] = []
+
+    def open_(markup: str, voices=(), later=None, refuse=False):
+        harness.page = markup
+        context = browser.new_context()
+        contexts.append(context)
+        options = json.dumps({"voices": list(voices), "later": later, "refuse": refuse})
+        context.add_init_script(f"{FAKE_SPEECH}({options});")
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda message: problems.append(f"console: {message.text}"))
+        page.goto(harness.url)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    # No script error, no CSP refusal, nothing logged: the page's console stays empty.
+    assert problems == []
+
+
+def speak_selector(text: str) -> str:
+    return f'button.speak[data-speak="{text}"]'
+
+
+def wait_shown(page, selector: str) -> None:
+    page.locator(selector).wait_for(state="visible", timeout=WAIT_MS)
+
+
+def choose(page, answer: str) -> None:
+    """Choose an answer as a pupil does: a click on its label, its radio then checked."""
+    page.click(f'label:has(input[data-speak="{answer}"])')
+    assert page.is_checked(f'input[data-speak="{answer}"]')
+
+
+def spoken(page) -> list[str]:
+    return page.evaluate("window.__spoken")
+
+
+def wait_spoken(page, texts: list[str]) -> None:
+    page.wait_for_function(
+        "(texts) => JSON.stringify(window.__spoken) === JSON.stringify(texts)",
+        arg=texts,
+        timeout=WAIT_MS,
+    )
+
+
+def test_with_a_voice_every_button_speaks_its_own_text_in_the_pages_language(open_page):
+    page = open_page(page_html(auto=False, with_audio=False), voices=EN_GB)
+    wait_shown(page, speak_selector(QUESTION))
+
+    for text in [QUESTION, *ANSWERS, SECOND]:
+        page.click(speak_selector(text))
+
+    assert spoken(page) == [QUESTION, *ANSWERS, SECOND]
+    assert set(page.evaluate("window.__langs")) == {"en-GB"}
+    assert page.evaluate("window.__played") == []  # the browser's voice, not the audio
+    assert page.get_attribute("html", "data-read-aloud") == "voice"
+    # Not reading by itself: nothing said before a button was pressed, no toggle.
+    assert page.is_hidden(".read-aloud-toggle")
+
+
+def test_a_speak_button_works_from_the_keyboard(open_page):
+    page = open_page(page_html(auto=False), voices=EN_GB)
+    wait_shown(page, speak_selector(QUESTION))
+
+    page.focus(speak_selector("Sometimes"))
+    page.keyboard.press("Enter")
+    page.focus(speak_selector(QUESTION))
+    page.keyboard.press("Space")
+
+    wait_spoken(page, ["Sometimes", QUESTION])
+    label = page.get_attribute(speak_selector("Sometimes"), "aria-label")
+    assert label == "Read aloud: Sometimes"
+
+
+def test_voices_that_load_late_are_waited_for(open_page):
+    page = open_page(page_html(auto=False, with_audio=False), voices=[], later=EN_GB)
+    wait_shown(page, speak_selector(SECOND))  # it has no audio: shown for the voice alone
+
+    page.click(speak_selector(SECOND))
+
+    assert spoken(page) == [SECOND]
+
+
+def test_without_a_voice_the_portals_audio_plays_and_a_text_without_it_has_no_button(
+    open_page,
+):
+    # A French voice only: no voice for the page's English.
+    page = open_page(page_html(auto=False), voices=FRENCH)
+    wait_shown(page, speak_selector(QUESTION))
+
+    page.click(speak_selector(QUESTION))
+    page.click(speak_selector("Often"))
+
+    assert page.evaluate("window.__played") == [AUDIO[QUESTION], AUDIO["Often"]]
+    assert spoken(page) == []
+    assert page.is_hidden(speak_selector(SECOND))  # no recording of it, no voice
+    assert page.is_visible(speak_selector("Never"))
+
+
+def test_with_neither_a_voice_nor_audio_no_button_and_no_toggle_shows(open_page):
+    page = open_page(page_html(auto=True, with_audio=False), voices=[])
+    # Decided after the wait for voices: then a page that can say nothing shows nothing.
+    page.wait_for_selector("html[data-read-aloud=none]", state="attached", timeout=WAIT_MS)
+
+    assert page.locator("button.speak").count() == 5
+    assert page.locator("button.speak:visible").count() == 0
+    assert page.is_hidden(".read-aloud-toggle")
+    assert spoken(page) == [] and page.evaluate("window.__played") == []
+
+
+def test_reading_by_itself_reads_the_first_question_then_the_answer_chosen(open_page):
+    page = open_page(page_html(auto=True), voices=EN_GB)
+
+    wait_spoken(page, [QUESTION])
+    toggle = page.locator(".read-aloud-toggle")
+    assert toggle.is_visible() and toggle.text_content() == "Read aloud: on"
+    assert toggle.get_attribute("aria-pressed") == "true"
+    choose(page, "Sometimes")  # the answer's label: its radio is chosen
+    wait_spoken(page, [QUESTION, "Sometimes"])
+    page.keyboard.press("ArrowDown")  # the next radio, by the keyboard
+    wait_spoken(page, [QUESTION, "Sometimes", "Often"])
+    assert page.evaluate("window.__played") == []
+
+
+def test_without_a_voice_reading_by_itself_plays_the_portals_audio(open_page):
+    page = open_page(page_html(auto=True), voices=[])
+
+    page.wait_for_function(
+        "(url) => window.__played.length === 1 && window.__played[0] === url",
+        arg=AUDIO[QUESTION],
+        timeout=WAIT_MS,
+    )
+    choose(page, "Never")
+    page.wait_for_function("() => window.__played.length === 2", timeout=WAIT_MS)
+    assert page.evaluate("window.__played") == [AUDIO[QUESTION], AUDIO["Never"]]
+
+
+def test_without_a_voice_a_first_question_with_no_audio_is_not_replaced_by_an_answer(open_page):
+    page = open_page(page_html(auto=True, first=SECOND), voices=[])
+    wait_shown(page, ".read-aloud-toggle")  # shown: the answers have audio
+
+    choose(page, "Often")
+
+    page.wait_for_function("() => window.__played.length === 1", timeout=WAIT_MS)
+    assert page.evaluate("window.__played") == [AUDIO["Often"]]
+    assert page.is_hidden(speak_selector(SECOND)) and page.is_visible(speak_selector("Never"))
+
+
+def test_a_browser_refusing_speech_before_a_gesture_reads_the_question_at_the_first_key(
+    open_page,
+):
+    page = open_page(page_html(auto=True), voices=EN_GB, refuse=True)
+    wait_shown(page, ".read-aloud-toggle")
+    assert spoken(page) == []  # refused: nothing said yet
+
+    page.keyboard.press("Tab")
+
+    wait_spoken(page, [QUESTION])
+
+
+def test_the_toggle_turned_off_stops_reading_by_itself_and_is_remembered(open_page):
+    page = open_page(page_html(auto=True), voices=EN_GB)
+    wait_spoken(page, [QUESTION])
+
+    page.click(".read-aloud-toggle")
+
+    toggle = page.locator(".read-aloud-toggle")
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert toggle.text_content() == "Read aloud: off"
+    choose(page, "Often")
+    # The buttons still speak when pressed.
+    page.click(speak_selector("Never"))
+    assert spoken(page) == [QUESTION, "Never"]
+
+    page.reload()
+    wait_shown(page, ".read-aloud-toggle")
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert toggle.text_content() == "Read aloud: off"
+    choose(page, "Sometimes")
+    page.click(speak_selector(SECOND))
+    assert spoken(page) == [SECOND]  # not the first question on arrival, nor the answer
+
+    page.click(".read-aloud-toggle")  # on again
+    assert toggle.get_attribute("aria-pressed") == "true"
+    choose(page, "Never")
+    wait_spoken(page, [SECOND, "Never"])
+
+
+def test_a_school_that_does_not_read_by_itself_shows_no_toggle_and_reads_nothing_unasked(
+    open_page,
+):
+    page = open_page(page_html(auto=False), voices=EN_GB)
+    wait_shown(page, speak_selector(QUESTION))
+
+    choose(page, "Often")
+    page.click(speak_selector(SECOND))
+
+    assert spoken(page) == [SECOND]
+    assert page.is_hidden(".read-aloud-toggle")
