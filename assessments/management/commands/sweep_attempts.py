@@ -1,21 +1,23 @@
-"""Re-queue pending deliveries and results fetches that are due, and unstick dead submissions."""
+"""Re-queue pending deliveries, results and picture fetches that are due; unstick submissions."""
 
 from assessments.delivery import attempts_sweep
 from ops.sweep import SweepCommand
+from pictures.services import pictures_retry_due
 
 
 class Command(SweepCommand):
     help = (
-        "Queue delivery of pending submissions and fetching of missing results that are due, "
-        "and recover submissions left 'submitting' by a process that died. Run it from cron "
-        "every minute, or with --every to loop."
+        "Queue delivery of pending submissions, fetching of missing results and of answer "
+        "pictures that are due, and recover submissions left 'submitting' by a process that "
+        "died. Run it from cron every minute, or with --every to loop."
     )
 
     def sweep(self) -> str | None:
         counts = attempts_sweep()
+        counts["pictures"] = pictures_retry_due()
         if not any(counts.values()):
             return None
         return (
-            f"Sweep: {counts['unstuck']} unstuck, {counts['deliveries']} deliveries "
-            f"and {counts['results']} results fetches queued."
+            f"Sweep: {counts['unstuck']} unstuck, {counts['deliveries']} deliveries, "
+            f"{counts['results']} results fetches and {counts['pictures']} picture fetches queued."
         )
