@@ -47,3 +47,16 @@ def address_in_networks(address: str | None, networks: list[IPv4Network | IPv6Ne
     except ValueError:
         return False
     return any(ip in network for network in networks if network.version == ip.version)
+
+
+def is_public_ip(text: str) -> bool:
+    """Say whether an IP address is on the public internet (not loopback, private, reserved)."""
+    try:
+        address = ip_address(text.split("%", 1)[0])  # an IPv6 zone ("%eth0") names no host
+    except ValueError:
+        return False
+    # An IPv4 address written as IPv6 (::ffff:10.0.0.1) reaches the IPv4 host.
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
+    return address.is_global and not address.is_multicast

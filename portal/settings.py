@@ -394,6 +394,12 @@ PARTNER_API_RETRY_AFTER_CAP = env.float("PARTNER_API_RETRY_AFTER_CAP", default=5
 # for COOLDOWN seconds, then one trial call decides (THRESHOLD 0 turns it off).
 PARTNER_API_BREAKER_THRESHOLD = env.int("PARTNER_API_BREAKER_THRESHOLD", default=5)
 PARTNER_API_BREAKER_COOLDOWN = env.float("PARTNER_API_BREAKER_COOLDOWN", default=30.0)
+# Answer pictures (an `Icon` given by address) are fetched once in the background: connect and
+# read timeouts in seconds, and the largest file taken (partner_api/pictures.py).
+PICTURE_FETCH_TIMEOUT = tuple(
+    float(part) for part in env.list("PICTURE_FETCH_TIMEOUT", default=["3.05", "5"])
+)
+PICTURE_MAX_BYTES = env.int("PICTURE_MAX_BYTES", default=262144)
 
 # Background work (submission delivery, results fetch) on a database queue that survives
 # restarts; `python manage.py db_worker` runs it. Several workers may share one PostgreSQL.
