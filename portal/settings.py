@@ -403,10 +403,14 @@ PICTURE_MAX_BYTES = env.int("PICTURE_MAX_BYTES", default=262144)
 
 # Background work (submission delivery, results fetch) on a database queue that survives
 # restarts; `python manage.py db_worker` runs it. Several workers may share one PostgreSQL.
-# Two queues, each with its own `db_worker`: deliveries ("default") and bulk registrations
-# ("imports"), so a long import never holds up a learner's submission.
+# Three queues, each with its own `db_worker`: deliveries and alerts ("default"), bulk
+# registrations ("imports") and answer pictures and read-aloud audio ("media"), so neither a
+# long import nor a slow picture host ever holds up a learner's submission.
 TASKS = {
-    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "imports", "media"],
+    }
 }
 
 # How long a submission may sit in `submitting` before the sweep treats its call as lost

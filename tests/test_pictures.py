@@ -429,7 +429,7 @@ def test_a_picture_on_the_upstreams_origin_is_fetched_by_the_worker_and_served_h
 ):
     settings.PARTNER_API_BASE_URL = f"{icon_server}/plapi/v1/partners"
     settings.TASKS = {
-        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "media"]}
     }
     monkeypatch.setattr(ops.database, "_process_hold", None)  # run() makes this a worker
     address = f"{icon_server}/icons/sun.jpg"
@@ -438,7 +438,7 @@ def test_a_picture_on_the_upstreams_origin_is_fetched_by_the_worker_and_served_h
     pictures_wanted([address])
     assert picture_urls([address]) == {}  # not fetched until the worker runs
     worker = OutageTolerantWorker(
-        name="the test worker", queue_names=["default"], excluded_queue_names=[], interval=0,
+        name="the test worker", queue_names=["media"], excluded_queue_names=[], interval=0,
         batch=True, backend_name="default", startup_delay=False, max_tasks=None,
         worker_id="test-worker",
     )  # fmt: skip
