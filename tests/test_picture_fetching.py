@@ -11,21 +11,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 import responses
+from django.db import DatabaseError
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 from PIL import Image
 
+import assessments.media
 import ops.database
 import partner_api.pictures
 from assessments.management.commands.sweep_attempts import Command as SweepAttempts
+from assessments.media import content_media_wanted
 from ops.worker import OutageTolerantWorker
+from partner_api import Answer, Question
 from partner_api.assumptions import API_KEY_HEADER
 from partner_api.fetching import FetchRefused, fetch_small_file
 from pictures import tasks
 from pictures.models import Picture
 from pictures.selectors import picture_urls
 from pictures.services import picture_fetch, pictures_retry_due, pictures_wanted
+from speech.models import Recording
 from tests.picture_support import (
     CDN,
     UPSTREAM,
@@ -396,3 +401,28 @@ def test_a_name_server_that_never_answers_is_given_up_on(monkeypatch):
         assert time.monotonic() - started < 5
     finally:
         released.set()
+
+
+# Asked for by stored content -----------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_failure_asking_for_pictures_neither_reaches_the_learner_nor_stops_the_audio(
+    monkeypatch, queued_tasks, django_capture_on_commit_callbacks, caplog
+):
+    def broken(addresses):
+        raise DatabaseError("the database blinked")
+
+    monkeypatch.setattr(assessments.media, "pictures_wanted", broken)
+    answer = Answer(id="a1", question_id="q1", display_order=1, copy="Sun", icon=f"{CDN}/sun.png")
+    question = Question(
+        id="q1", text="Which is hot?", group="", display_order=1, created=None, updated=None,
+        answers=[answer],
+    )  # fmt: skip
+
+    with django_capture_on_commit_callbacks(execute=True):
+        content_media_wanted([question])
+
+    assert sorted(Recording.objects.values_list("text", flat=True)) == ["Sun", "Which is hot?"]
+    assert "the database blinked" in caplog.text
+    assert not Picture.objects.exists()
