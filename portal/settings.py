@@ -1,7 +1,6 @@
 """Settings for the partner portal, read from the environment (and a `.env` file if present)."""
 
 import os
-import shutil
 from ipaddress import ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -426,8 +425,10 @@ DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
 
 # Read-aloud audio for browsers without a voice (speech/making.py): Debian's espeak-ng makes a
 # WAV of each question and answer once, in the background. Without it no audio is made and
-# the speaker buttons show only where the browser has a voice of its own.
-SPEECH_ESPEAK = env("ESPEAK_NG_PATH", default=shutil.which("espeak-ng") or "")
+# the speaker buttons show only where the browser has a voice of its own. A name is looked up on
+# PATH at each try (speech/making.py), so a worker started before espeak-ng was installed finds
+# it once it is.
+SPEECH_ESPEAK = env("ESPEAK_NG_PATH", default="espeak-ng")
 
 # When PostgreSQL blinks (ops/database.py): workers and sweeps wait for it with backoff (at
 # most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on. What the upstream answered
