@@ -20,7 +20,7 @@ $(INSTALLED): pyproject.toml | $(PY)
 install: $(INSTALLED)
 
 # The sandbox upstream on :8001, the portal on :8000 (both on SQLite), background workers for
-# deliveries and for bulk registrations,
+# deliveries, for bulk registrations and for media (answer pictures fetched, read-aloud audio made),
 # the sweep that re-queues stuck deliveries and the one that resumes stalled bulk
 # registrations (and wipes expired passwords), every minute, the one that escalates
 # unacknowledged safeguarding alerts (every 30 s; alert emails print on the delivery worker's
@@ -45,13 +45,14 @@ run: install
 	$(PY) manage.py sandbox --host 127.0.0.1 --port 8001 & sandbox=$$!; \
 	trap 'trap "" INT TERM; trap - EXIT; echo "Stopping the portal, the workers and the sandbox."; \
 	      kill -TERM -- -$$sandbox $${seed:+-$$seed} $${worker:+-$$worker} \
-	      $${importer:+-$$importer} $${sweep:+-$$sweep} $${alerts:+-$$alerts} \
+	      $${importer:+-$$importer} $${media:+-$$media} $${sweep:+-$$sweep} $${alerts:+-$$alerts} \
 	      $${imports:+-$$imports} $${retention:+-$$retention} \
 	      $${housekeeping:+-$$housekeeping} $${roster:+-$$roster} \
 	      $${portal:+-$$portal} 2>/dev/null; wait; exit' INT TERM EXIT; \
 	$(PY) manage.py seed_demo & seed=$$!; wait $$seed; seed=; \
 	$(PY) manage.py db_worker --no-startup-delay & worker=$$!; \
 	$(PY) manage.py db_worker --no-startup-delay --queue-name imports & importer=$$!; \
+	$(PY) manage.py db_worker --no-startup-delay --queue-name media & media=$$!; \
 	$(PY) manage.py sweep_attempts --every 60 & sweep=$$!; \
 	$(PY) manage.py sweep_imports --every 60 & imports=$$!; \
 	$(PY) manage.py sweep_alerts --every 30 & alerts=$$!; \

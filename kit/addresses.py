@@ -1,6 +1,6 @@
 """The address a request came from (as the audit trail and throttles record it), and ranges."""
 
-from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
+from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -55,8 +55,20 @@ def is_public_ip(text: str) -> bool:
         address = ip_address(text.split("%", 1)[0])  # an IPv6 zone ("%eth0") names no host
     except ValueError:
         return False
-    # An IPv4 address written as IPv6 (::ffff:10.0.0.1) reaches the IPv4 host.
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
-    return address.is_global and not address.is_multicast
+    if isinstance(address, IPv6Address):
+        if address in _TEREDO or address in _NAT64_LOCAL:
+            return False  # a tunnel to, or a translator for, hosts unknown
+        # An IPv6 address that carries an IPv4 one reaches that IPv4 host (through the
+        # machine's own translator or relay): the IPv4 address is the one to judge.
+        wrapped = address.ipv4_mapped or address.sixtofour
+        if wrapped is None and address in _NAT64:
+            wrapped = IPv4Address(int(address) & 0xFFFFFFFF)
+        if wrapped is not None:
+            address = wrapped
+    return address.is_global and not address.is_multicast and not address.is_reserved
+
+
+# NAT64's well-known prefix (RFC 6052) and its local-use one (RFC 8215); Teredo (RFC 4380).
+_NAT64 = IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = IPv6Network("64:ff9b:1::/48")
+_TEREDO = IPv6Network("2001::/32")

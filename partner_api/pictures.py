@@ -11,7 +11,6 @@ school's own network. Only the upstream's origin is sent the API key.
 
 from __future__ import annotations
 
-import socket
 from ipaddress import ip_address
 from urllib.parse import SplitResult, urlsplit
 
@@ -19,7 +18,7 @@ from django.conf import settings
 
 from kit.addresses import is_public_ip
 from partner_api.assumptions import API_KEY_HEADER
-from partner_api.transport import FetchRefused, fetch_small_file
+from partner_api.fetching import FetchRefused, fetch_small_file, not_public, resolve
 
 __all__ = ["FetchRefused", "fetch_picture", "picture_fetchable"]
 
@@ -45,10 +44,10 @@ def fetch_picture(address: str) -> bytes:
     """Return the bytes at a fetchable address (not yet checked as a picture); else FetchRefused."""
     parts = _parts(address)
     if parts is None or not picture_fetchable(address):
-        raise FetchRefused("it is not an address the portal fetches")
+        raise FetchRefused("it is not an address the portal fetches", final=True)
     own = _origin(parts) == _upstream_origin()
     if not own and not all(is_public_ip(ip) for ip in resolve_host(parts.hostname, parts.port)):
-        raise FetchRefused("its host is not on the public internet")
+        raise not_public()
     headers = {"Accept": "image/png, image/jpeg, image/gif, image/webp"}
     if own:
         headers[API_KEY_HEADER] = settings.PARTNER_API_KEY
@@ -57,19 +56,18 @@ def fetch_picture(address: str) -> bytes:
         headers=headers,
         timeout=tuple(settings.PICTURE_FETCH_TIMEOUT),
         max_bytes=settings.PICTURE_MAX_BYTES,
-        # The name is checked above; the connection is checked again in case it now resolves
+        # The name is checked above; the connection checks it again in case it now resolves
         # elsewhere (DNS rebinding).
         public_only=not own,
     )
 
 
 def resolve_host(host: str, port: int | None) -> list[str]:
-    """Return every IP address a host name resolves to (none if it does not resolve)."""
-    try:
-        found = socket.getaddrinfo(host, port or 443, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        return []
-    return [str(info[4][0]) for info in found]
+    """Return every IP address a host name resolves to (none if it does not resolve).
+
+    Within the connect timeout: FetchRefused if the name server is slower.
+    """
+    return resolve(host, port or 443, timeout=settings.PICTURE_FETCH_TIMEOUT[0])
 
 
 def _parts(address: object) -> SplitResult | None:

@@ -4,14 +4,12 @@ Owns the keep-alive session (the API key on every request, no cookies kept, redi
 followed), sending one request, and turning what comes back into a result or a PartnerApiError:
 transport failures by their type (urllib3's too), statuses as the client contract says, and 2xx
 bodies through a reader (JSON validated by a parser, or a submission's unspecified reply). It
-never retries: calls.Caller decides that. Also fetches a small file for the portal itself (an
-answer picture, partner_api.pictures): no key unless asked, no redirects, a size cap, and when
-asked, no connection to an address off the public internet.
+never retries: calls.Caller decides that. (Files the portal fetches for itself, answer pictures,
+go through partner_api.fetching.)
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
@@ -19,18 +17,8 @@ from typing import Any, TypeVar
 
 import requests
 from django.views.decorators.debug import sensitive_variables
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import (
-    HTTPError,
-    MaxRetryError,
-    NewConnectionError,
-    ProtocolError,
-    ReadTimeoutError,
-)
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
-from kit.addresses import is_public_ip
 from partner_api.assumptions import API_KEY_HEADER
 from partner_api.contract import (
     PartnerApiBadResponse,
@@ -202,115 +190,3 @@ def _status_error(
     if 500 <= status < 600:
         return PartnerApiServerError(endpoint, upstream_message=message, **common)
     return PartnerApiBadResponse(endpoint, "unexpected status", **common)
-
-
-# Files the portal fetches for itself --------------------------------------------------------
-
-
-class FetchRefused(Exception):
-    """A file the portal fetched for itself was not had; the message says why, with no address."""
-
-
-@sensitive_variables()
-def fetch_small_file(
-    url: str,
-    *,
-    headers: Mapping[str, str],
-    timeout: tuple[float, float],
-    max_bytes: int,
-    public_only: bool,
-) -> bytes:
-    """GET one file whole, at most `max_bytes`, following no redirect; else FetchRefused.
-
-    With `public_only`, a connection that reaches an address off the public internet is closed
-    before anything is sent (the name may have resolved elsewhere when the caller checked it).
-    """
-    session = requests.Session()
-    # No proxy from the environment and no ~/.netrc credentials: only `headers` go out.
-    session.trust_env = False
-    session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
-    if public_only:
-        session.mount("http://", _PublicOnlyAdapter())
-        session.mount("https://", _PublicOnlyAdapter())
-    sent = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **headers}
-    try:
-        with session.get(
-            url, headers=sent, timeout=timeout, allow_redirects=False, stream=True
-        ) as response:
-            return _small_body(response, max_bytes, deadline=time.monotonic() + sum(timeout))
-    except requests.RequestException as exc:
-        raise FetchRefused(_fetch_failure(exc)) from None
-    finally:
-        session.close()
-
-
-def _small_body(response: requests.Response, max_bytes: int, *, deadline: float) -> bytes:
-    """Read a 200's body, stopping as soon as it passes `max_bytes` or the deadline."""
-    status = response.status_code
-    if 300 <= status < 400:
-        raise FetchRefused("it answered with a redirect, which is not followed")
-    if status != 200:
-        raise FetchRefused(f"it answered with status {status}")
-    too_big = f"it is larger than {max_bytes // 1024} KB"
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise FetchRefused(too_big)
-    body = bytearray()
-    # read1: whatever has arrived, so the deadline is checked however slowly bytes come.
-    while chunk := _read_some(response):
-        body += chunk
-        if len(body) > max_bytes:
-            raise FetchRefused(too_big)
-        # The read timeout is per read: a host sending a byte at a time would hold a worker.
-        if time.monotonic() > deadline:
-            raise FetchRefused("it did not answer in time")
-    return bytes(body)
-
-
-def _read_some(response: requests.Response) -> bytes:
-    """Return the next bytes of a streamed body as they arrive (decoded), b"" at its end."""
-    try:
-        return response.raw.read1(16384, decode_content=True)
-    except ReadTimeoutError:
-        raise FetchRefused("it did not answer in time") from None
-    except (HTTPError, OSError):
-        raise FetchRefused("the connection dropped while reading it") from None
-
-
-def _fetch_failure(exc: requests.RequestException) -> str:
-    """Say why a fetch failed, by the exception's type (its text holds the address)."""
-    if isinstance(exc, requests.Timeout):
-        return "it did not answer in time"
-    if isinstance(exc, requests.exceptions.SSLError):
-        return "its TLS certificate was not accepted"
-    if isinstance(exc, requests.ConnectionError):
-        return "it could not be reached"
-    return f"the request failed ({type(exc).__name__})"
-
-
-class _PublicOnly:
-    """A connection that closes itself, before sending, if it reached a non-public address."""
-
-    def _new_conn(self):
-        sock = super()._new_conn()  # type: ignore[misc]
-        if not is_public_ip(str(sock.getpeername()[0])):
-            sock.close()
-            raise FetchRefused("its host is not on the public internet")
-        return sock
-
-
-class _PublicOnlyAdapter(HTTPAdapter):
-    """requests' adapter, its pools making only public-only connections."""
-
-    def init_poolmanager(self, *args, **kwargs) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": type("_Pool", (HTTPConnectionPool,), {"ConnectionCls": _PublicHTTP}),
-            "https": type("_Pool", (HTTPSConnectionPool,), {"ConnectionCls": _PublicHTTPS}),
-        }
-
-
-class _PublicHTTP(_PublicOnly, HTTPConnection): ...
-
-
-class _PublicHTTPS(_PublicOnly, HTTPSConnection): ...

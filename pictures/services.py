@@ -28,6 +28,8 @@ RETRY_DELAYS = (
 # A queued fetch not run this long after it was due was lost (a worker died): the sweep
 # queues it again. Shorter would queue twice what a busy worker is about to run.
 LOST_AFTER = timedelta(minutes=5)
+# A fetch claims its row for this long: far more than one fetch's deadline and decoding.
+LEASE = timedelta(minutes=2)
 
 
 def pictures_wanted(addresses: Iterable[str]) -> None:
@@ -64,13 +66,28 @@ def pictures_wanted(addresses: Iterable[str]) -> None:
 
 def picture_fetch(picture_id: int, *, now: datetime | None = None) -> None:
     """Fetch one picture, check it by decoding, and keep it; else record why and retry later."""
-    picture = Picture.objects.filter(pk=picture_id).first()
-    if picture is None or picture.state == Picture.State.READY:
+    now = now or timezone.now()
+    # Claimed for the lease where due: a second task for the same row (the sweep's, a racing
+    # store's) finds it taken and neither fetches nor starts a second chain of retries.
+    claimed = (
+        Picture.objects.filter(
+            Q(next_try_at__isnull=True) | Q(next_try_at__lte=now),
+            pk=picture_id,
+            state__in=[Picture.State.PENDING, Picture.State.FAILED],
+        )
+        .exclude(state=Picture.State.FAILED, next_try_at__isnull=True)  # failed for good
+        .update(next_try_at=now + LEASE)
+    )
+    if not claimed:
         return
+    picture = Picture.objects.get(pk=picture_id)
     try:
         checked = checked_picture(fetch_picture(picture.address))
-    except (FetchRefused, NotAPicture) as refused:
-        _failed(picture, str(refused), now=now or timezone.now())
+    except FetchRefused as refused:
+        _failed(picture, str(refused), now=now, final=refused.final)
+        return
+    except NotAPicture as refused:
+        _failed(picture, str(refused), now=now, final=True)
         return
     Picture.objects.filter(pk=picture.pk).update(
         state=Picture.State.READY,
@@ -79,14 +96,17 @@ def picture_fetch(picture_id: int, *, now: datetime | None = None) -> None:
         width=checked.width,
         height=checked.height,
         digest=checked.digest,
-        fetched_at=now or timezone.now(),
+        fetched_at=now,
         next_try_at=None,
         last_error="",
     )
 
 
 def pictures_retry_due(*, now: datetime | None = None) -> int:
-    """Queue again each picture fetch whose queued task was lost; return how many."""
+    """Queue again each picture fetch whose queued task was lost; return how many.
+
+    A picture failed for good (FAILED with no next try) is left alone.
+    """
     now = now or timezone.now()
     # A backend that cannot defer never got the retry queued (ops.tasks.enqueue_when): the
     # sweep queues it once due. Otherwise the retry is queued for its time, and only a lost
@@ -95,7 +115,7 @@ def pictures_retry_due(*, now: datetime | None = None) -> int:
     due = now - LOST_AFTER if deferred else now
     lost = list(
         Picture.objects.filter(state__in=[Picture.State.PENDING, Picture.State.FAILED])
-        .filter(Q(next_try_at__lte=due) | Q(next_try_at__isnull=True))
+        .filter(Q(next_try_at__lte=due) | Q(state=Picture.State.PENDING, next_try_at__isnull=True))
         .values_list("pk", flat=True)
     )
     # Marked as queued now, so the next sweep leaves them to this one's tasks.
@@ -105,10 +125,14 @@ def pictures_retry_due(*, now: datetime | None = None) -> int:
     return len(lost)
 
 
-def _failed(picture: Picture, reason: str, *, now: datetime) -> None:
-    """Record a failed try (why, in a short sentence) and queue the next after a backoff."""
+def _failed(picture: Picture, reason: str, *, now: datetime, final: bool) -> None:
+    """Record a failed try (why, in a short sentence) and queue the next after a backoff.
+
+    A final failure (an address refused, a file that is no picture) is never tried again:
+    the answer shows its text alone.
+    """
     tries = picture.tries + 1
-    next_try_at = now + RETRY_DELAYS[min(tries, len(RETRY_DELAYS)) - 1]
+    next_try_at = None if final else now + RETRY_DELAYS[min(tries, len(RETRY_DELAYS)) - 1]
     updated = (
         Picture.objects.filter(pk=picture.pk)
         .exclude(state=Picture.State.READY)
@@ -120,6 +144,12 @@ def _failed(picture: Picture, reason: str, *, now: datetime) -> None:
         )
     )
     # The address is not logged: an upstream may put a token in it.
-    logger.warning("Answer picture %s not kept (try %s): %s", picture.pk, tries, reason)
-    if updated:
+    logger.warning(
+        "Answer picture %s not kept (try %s%s): %s",
+        picture.pk,
+        tries,
+        ", not tried again" if final else "",
+        reason,
+    )
+    if updated and next_try_at is not None:
         tasks.enqueue_picture_fetch(picture.pk, run_after=next_try_at)

@@ -8,7 +8,7 @@ from ops.request_context import carries_request_id
 from ops.tasks import enqueue_when
 
 
-@task()
+@task(queue_name="media")
 @carries_request_id
 def fetch_picture(picture_id: int) -> None:
     """Fetch, check and keep one answer picture unless it is ready."""

@@ -1,7 +1,6 @@
 """Settings for the partner portal, read from the environment (and a `.env` file if present)."""
 
 import os
-import shutil
 from ipaddress import ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -403,10 +402,14 @@ PICTURE_MAX_BYTES = env.int("PICTURE_MAX_BYTES", default=262144)
 
 # Background work (submission delivery, results fetch) on a database queue that survives
 # restarts; `python manage.py db_worker` runs it. Several workers may share one PostgreSQL.
-# Two queues, each with its own `db_worker`: deliveries ("default") and bulk registrations
-# ("imports"), so a long import never holds up a learner's submission.
+# Three queues, each with its own `db_worker`: deliveries and alerts ("default"), bulk
+# registrations ("imports") and answer pictures and read-aloud audio ("media"), so neither a
+# long import nor a slow picture host ever holds up a learner's submission.
 TASKS = {
-    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "imports", "media"],
+    }
 }
 
 # How long a submission may sit in `submitting` before the sweep treats its call as lost
@@ -422,8 +425,10 @@ DELIVERY_RETRY_CAP = env.int("DELIVERY_RETRY_CAP", default=1800)
 
 # Read-aloud audio for browsers without a voice (speech/making.py): Debian's espeak-ng makes a
 # WAV of each question and answer once, in the background. Without it no audio is made and
-# the speaker buttons show only where the browser has a voice of its own.
-SPEECH_ESPEAK = env("ESPEAK_NG_PATH", default=shutil.which("espeak-ng") or "")
+# the speaker buttons show only where the browser has a voice of its own. A name is looked up on
+# PATH at each try (speech/making.py), so a worker started before espeak-ng was installed finds
+# it once it is.
+SPEECH_ESPEAK = env("ESPEAK_NG_PATH", default="espeak-ng")
 
 # When PostgreSQL blinks (ops/database.py): workers and sweeps wait for it with backoff (at
 # most DATABASE_RETRY_BACKOFF_CAP seconds between tries) and go on. What the upstream answered

@@ -116,7 +116,7 @@ def _tips_html(trait: Trait) -> str:
 def description_html(loa_score: float, risk: str, needing_help: list[str], level: str) -> str:
     """Return the HTML paragraph that sums up the score and the areas needing help."""
     if LEVELS[level].target_group == PRIMARY:
-        return _primary_description_html(loa_score, needing_help)
+        return _primary_description_html(needing_help)
     summary = (
         f"<p>The overall score is <strong>{loa_score:g}</strong> out of 100, "
         f"a <em>{escape(risk.lower())}</em> level of need."
@@ -126,13 +126,17 @@ def description_html(loa_score: float, risk: str, needing_help: list[str], level
     return f"{summary} Support would help most with {_listed(needing_help)}.</p>"
 
 
-def _primary_description_html(loa_score: float, needing_help: list[str]) -> str:
-    """Return the summary in a young child's words: short sentences, areas named simply."""
-    summary = f"<p>Your score is <strong>{loa_score:g}</strong> out of 100."
+def _primary_description_html(needing_help: list[str]) -> str:
+    """Return the summary in a young child's words: short sentences, areas named simply.
+
+    No score: "0 out of 100" reads to a child as failing a test. LOAScore stays in the body
+    for the grown-ups.
+    """
+    thanks = "<p>Thank you for answering the questions."
     if not needing_help:
-        return f"{summary} Thank you for answering the questions.</p>"
+        return f"{thanks}</p>"
     words = [PRIMARY_AREA_WORDS[area] for area in needing_help]
-    return f"{summary} A grown-up can help you with {_listed(words)}.</p>"
+    return f"{thanks} A grown-up can help you with {_listed(words)}.</p>"
 
 
 def _listed(names: list[str]) -> str:

@@ -106,10 +106,11 @@ def spoken_wav(text: str, language: str) -> bytes:
         raise SpeechRefused(
             f"Too long to read aloud: {len(text)} characters (at most {MAX_TEXT_CHARS})."
         )
+    # Looked up at each try, not once: espeak-ng may have been installed since the worker began.
     espeak = shutil.which(settings.SPEECH_ESPEAK) if settings.SPEECH_ESPEAK else None
     if espeak is None:
         raise SpeechUnavailable(
-            f"espeak-ng is not installed ({settings.SPEECH_ESPEAK or 'not on PATH'}), so no "
+            f"espeak-ng is not installed ({settings.SPEECH_ESPEAK or 'no path set'}), so no "
             "read-aloud audio is made: apt-get install espeak-ng"
         )
     voice = VOICES.get(language, language)

@@ -8,7 +8,7 @@ from ops.request_context import carries_request_id
 from ops.tasks import enqueue_when
 
 
-@task()
+@task(queue_name="media")
 @carries_request_id
 def make_recording(recording_id: int) -> None:
     """Make the audio of one recording if it is due."""

@@ -90,7 +90,7 @@ def immediate_tasks(settings):
     settings.TASKS = {
         "default": {
             "BACKEND": "django_tasks.backends.immediate.ImmediateBackend",
-            "QUEUES": ["default", "imports"],
+            "QUEUES": ["default", "imports", "media"],
         }
     }
 
@@ -101,7 +101,7 @@ def queued_tasks(settings):
     settings.TASKS = {
         "default": {
             "BACKEND": "django_tasks.backends.dummy.DummyBackend",
-            "QUEUES": ["default", "imports"],
+            "QUEUES": ["default", "imports", "media"],
         }
     }
     return task_backends["default"]

@@ -35,7 +35,10 @@ from tests.factories import GOOD_PASSWORD, HEADER, good_rows, mid_way, upload_fi
 from tests.workers import RunningWorker, db_worker_running, run_db_worker
 
 DATABASE_TASKS = {
-    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "imports", "media"],
+    }
 }
 WORKER_TIMEOUT = 180  # seconds: the machine may be loaded
 

@@ -24,7 +24,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 State = AssessmentAttempt.State
 
 DATABASE_TASKS = {
-    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "imports", "media"],
+    }
 }
 # A worker reads its settings from the environment: retry within seconds, not minutes.
 WORKER_SETTINGS = {

@@ -985,15 +985,16 @@ def test_the_key_the_learnerid_and_the_password_never_leak(
 # The package ----------------------------------------------------------------------------------
 
 
-def test_only_the_transport_module_imports_requests_or_urllib3() -> None:
-    # One module talks HTTP, so one module decides timeouts, redirects and what reaches logs.
-    importers = [
+def test_only_the_transport_and_the_file_fetch_import_requests_or_urllib3() -> None:
+    # The client's HTTP in one module, the portal's own file fetches (answer pictures) in one
+    # other: each decides its timeouts, redirects and what reaches logs.
+    importers = sorted(
         str(path.relative_to(ROOT))
         for path in project_sources()
         if any(name.split(".")[0] in ("requests", "urllib3") for name in imported_modules(path))
-    ]
+    )
 
-    assert importers == ["partner_api/transport.py"]
+    assert importers == ["partner_api/fetching.py", "partner_api/transport.py"]
 
 
 def test_the_client_package_has_no_import_circle() -> None:

@@ -202,6 +202,9 @@ def test_a_primary_pupil_in_need_gets_every_area_and_child_words(
     assert "A grown-up can help you with <strong>sleep</strong>" in body["ResultDescription"]
     assert "level of need" not in body["ResultDescription"]
     assert not re.search(r"[A-Z]{2}", body["ResultDescription"]), "an upstream area name"
+    # No score for a child ("0 out of 100" reads as failing); the grown-ups have LOAScore.
+    assert "out of 100" not in body["ResultDescription"]
+    assert not re.search(r"\d", body["ResultDescription"])
 
 
 def test_a_primary_pupils_trait_follows_the_area_in_greatest_need(
@@ -231,7 +234,7 @@ def test_a_primary_pupil_with_no_sign_of_need_reaches_the_full_score() -> None:
     assert (body["LOAScore"], body["RiskLevel"]) == (100.0, "LOW")
     assert body["TraitTitle"] == PRIMARY_BALANCED_TRAIT.title
     assert {area["needs_help"] for area in body["focus_areas"]} == {"no"}
-    assert "Thank you for answering the questions." in body["ResultDescription"]
+    assert body["ResultDescription"] == "<p>Thank you for answering the questions.</p>"
 
 
 # No teenager's or adult's words reach a primary pupil

@@ -62,12 +62,13 @@ def test_serve_runs_the_portal_with_its_static_files_and_term_stops_every_proces
         portal.wait_until_serving()
 
         # Beside gunicorn (a master and its 2 workers): the delivery worker, IMPORT_WORKERS
-        # imports workers and the 6 sweeps.
+        # imports workers, the media worker and the 6 sweeps.
         processes = portal.descendants()
         commands = sorted(processes.values())
         assert sum("gunicorn" in c for c in commands) == 3, commands
         assert sum(c.endswith("db_worker --no-reload") for c in commands) == 1, commands
         assert sum("db_worker --no-reload --queue-name imports" in c for c in commands) == 2
+        assert sum(c.endswith("db_worker --no-reload --queue-name media") for c in commands) == 1
         for sweep, every in [
             ("sweep_attempts", 60),
             ("sweep_imports", 60),

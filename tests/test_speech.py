@@ -96,10 +96,13 @@ def test_without_espeak_nothing_is_served_and_it_is_tried_again_a_day_later(clie
     assert recording_urls([QUESTION], "en-gb") == {}
     # Not due yet: the sweep leaves it alone.
     assert recordings_retry_due() == 0
-    # A day on, espeak-ng still missing: tried again, and put off another day.
-    assert recordings_retry_due(now=failed.next_try_at + timedelta(seconds=1)) == 1
-    # The immediate backend ran it, but a task only runs when due: nothing tried early.
-    assert Recording.objects.get().tries == 1
+    # A day on (the clock moved past its next try), espeak-ng still missing: the sweep queues
+    # it, the immediate backend runs it, and it is put off another day.
+    Recording.objects.update(next_try_at=timezone.now() - timedelta(seconds=1))
+    assert recordings_retry_due() == 1
+    again = Recording.objects.get()
+    assert again.state == State.FAILED and again.tries == 2
+    assert again.next_try_at >= timezone.now() + timedelta(hours=23)
 
 
 @pytest.mark.django_db
@@ -194,8 +197,9 @@ def test_an_unknown_or_malformed_digest_is_not_found(client):
 @pytest.mark.django_db
 def test_the_attempts_sweep_queues_recordings_due_another_try(queued_tasks):
     recordings_wanted([QUESTION])
+    # Its retry was queued for its time; that task was lost (overdue past the grace).
     Recording.objects.update(
-        state=State.FAILED, tries=1, next_try_at=timezone.now() - timedelta(seconds=1)
+        state=State.FAILED, tries=1, next_try_at=timezone.now() - timedelta(minutes=11)
     )
     queued_tasks.clear()
     out = StringIO()
@@ -205,3 +209,20 @@ def test_the_attempts_sweep_queues_recordings_due_another_try(queued_tasks):
     assert "1 read-aloud recordings queued" in out.getvalue()
     (queued,) = queued_tasks.results
     assert queued.task.name == "make_recording"
+
+
+@pytest.mark.django_db
+def test_a_retry_queued_for_its_time_is_not_queued_again_as_soon_as_it_is_due(queued_tasks):
+    recordings_wanted([QUESTION])
+    due = timezone.now() - timedelta(seconds=1)
+    Recording.objects.update(state=State.FAILED, tries=1, next_try_at=due)
+    queued_tasks.clear()
+
+    # The failed try queued its retry for this time: a worker is about to run it.
+    assert recordings_retry_due() == 0
+    assert queued_tasks.results == []
+    # Long overdue, the task was lost: queued once, and not again by the next sweep.
+    later = due + timedelta(minutes=11)
+    assert recordings_retry_due(now=later) == 1
+    assert recordings_retry_due(now=later + timedelta(minutes=1)) == 0
+    assert [list(result.args) for result in queued_tasks.results] == [[Recording.objects.get().pk]]

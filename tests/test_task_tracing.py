@@ -15,7 +15,10 @@ from tests.workers import db_worker_running
 State = AssessmentAttempt.State
 
 DATABASE_TASKS = {
-    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default", "imports", "media"],
+    }
 }
 WORKER_TIMEOUT = 90  # seconds: the machine may be loaded
 

@@ -449,7 +449,10 @@ def test_an_imports_rows_are_failed_in_the_language_it_was_confirmed_in(
     in_pseudo_language, staff, upstream, settings
 ):
     settings.TASKS = {
-        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "imports"]}
+        "default": {
+            "BACKEND": "django_tasks_db.DatabaseBackend",
+            "QUEUES": ["default", "imports", "media"],
+        }
     }
     get_client().create_learner(username="pupil0", password=GOOD_PASSWORD, dob=date(2010, 1, 1))
     job = import_job_create_from_csv(

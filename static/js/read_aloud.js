@@ -1,9 +1,16 @@
 // Read aloud on a question page: a speaker button beside each question and each answer.
-// It speaks with the browser's own voice where the browser has one for the page's language;
-// else it plays the audio the portal made (data-audio); a button with neither stays hidden.
+// It speaks with the browser's own voice where the browser has one for the page's language and
+// that voice runs on the device (localService: a network voice, such as Chrome's "Google UK
+// English", would send the question and the pupil's answer to its maker, and no request leaves
+// the portal's origin); else, or if that voice fails, it plays the audio the portal made
+// (data-audio); a button with neither stays hidden.
 // Where the school reads aloud by itself (data-auto="true") the first question is read as the
 // page appears and an answer when it is chosen, unless the pupil turned that off (the toggle,
-// remembered on this device). Without JavaScript nothing shows: every button starts hidden.
+// remembered on this device; its label stays, data-label on the box or its own text, and only
+// aria-pressed says on or off). A browser that refuses to speak before the pupil does anything
+// reads nothing more until the pupil chooses an answer or presses a speaker button: a Tab or an
+// arrow key never starts it over a screen reader. Without JavaScript nothing shows: every
+// button starts hidden.
 // Nothing here uses a live region: a screen reader is never spoken over unless asked.
 (function () {
   "use strict";
@@ -22,7 +29,9 @@
   var synth = window.speechSynthesis;
   var voice = null; // the browser's voice for the page's language, once found
   var playing = null; // the portal's audio now playing
-  var pending = null; // a reading the browser refused before the pupil's first gesture
+  // A voice's failures after which the portal's audio plays instead: not a refusal, nor one
+  // reading cut short by the next.
+  var NOT_FAILURES = { "not-allowed": true, interrupted: true, canceled: true };
 
   function primary(tag) {
     return tag.toLowerCase().replace("_", "-").split("-")[0];
@@ -34,6 +43,7 @@
     var exact = null;
     var near = null;
     voices.forEach(function (each) {
+      if (each.localService !== true) { return; } // spoken elsewhere: the text would leave
       var tag = (each.lang || "").toLowerCase().replace("_", "-");
       if (tag === language && !exact) { exact = each; }
       if (primary(tag) === primary(language) && !near) { near = each; }
@@ -76,8 +86,14 @@
     }
   }
 
-  // Speak text; `refused` is called if the browser will not until the pupil does something.
-  function speak(text, refused) {
+  function play(url) {
+    var audio = new Audio(url);
+    playing = audio;
+    return audio.play();
+  }
+
+  // Speak text (the browser refusing until the pupil does something: nothing is said).
+  function speak(text) {
     stop();
     if (voice) {
       var utterance = new SpeechSynthesisUtterance(text);
@@ -88,22 +104,21 @@
         // Not a voice object this browser accepts: the language alone chooses one.
       }
       utterance.rate = RATE;
-      if (refused) {
-        utterance.addEventListener("error", function (event) {
-          if (event.error === "not-allowed") { refused(); }
-        });
-      }
+      utterance.addEventListener("error", function (event) {
+        var url = audioOf(text);
+        if (url && !Object.prototype.hasOwnProperty.call(NOT_FAILURES, event.error)) {
+          play(url);
+        }
+      });
       synth.speak(utterance);
       return;
     }
     var url = audioOf(text);
     if (!url) { return; }
-    var audio = new Audio(url);
-    playing = audio;
-    var started = audio.play();
+    var started = play(url);
     if (started && started.catch) {
-      started.catch(function (error) {
-        if (refused && error && error.name === "NotAllowedError") { refused(); }
+      started.catch(function () {
+        // Refused before the pupil's first gesture (or the file failed): nothing is said.
       });
     }
   }
@@ -131,10 +146,8 @@
   var on = storedOn();
 
   function showToggle() {
+    // Only the state changes: a label that changed too would be heard as "off, not pressed".
     toggle.setAttribute("aria-pressed", on ? "true" : "false");
-    var label = toggle.getAttribute(on ? "data-on-label" : "data-off-label") ||
-      box.getAttribute(on ? "data-on-label" : "data-off-label");
-    if (label) { toggle.textContent = label; }
   }
 
   function readFirstQuestion() {
@@ -149,19 +162,9 @@
       if (!Object.prototype.hasOwnProperty.call(answers, text)) { first = text; }
     }
     if (!first || !canSpeak(first)) { return; }
-    speak(first, function () {
-      // Refused before the pupil did anything: read it at their first click or key.
-      pending = first;
-    });
-  }
-
-  function afterGesture() {
-    // Before the pupil's own click or key: what they chose (a button, an answer) comes after,
-    // and speaks over this.
-    if (!pending) { return; }
-    var text = pending;
-    pending = null;
-    if (on) { speak(text); }
+    // Refused before the pupil did anything: not kept for their first key, which may be a
+    // Tab heard by a screen reader. The next answer chosen, or speaker pressed, is read.
+    speak(first);
   }
 
   function start(found) {
@@ -183,29 +186,23 @@
     });
     if (!autoRead) { return; }
     if (toggle) {
+      var label = box.getAttribute("data-label");
+      if (label) { toggle.textContent = label; }
       showToggle();
       toggle.hidden = false;
       toggle.addEventListener("click", function () {
         on = !on;
         store(on);
         showToggle();
-        if (!on) {
-          pending = null;
-          stop();
-        }
+        if (!on) { stop(); }
       });
     }
     document.addEventListener("change", function (event) {
       var input = event.target;
       if (!on || input.type !== "radio" || !input.checked) { return; }
       var text = input.getAttribute("data-speak");
-      if (text && canSpeak(text)) {
-        pending = null;
-        speak(text);
-      }
+      if (text && canSpeak(text)) { speak(text); }
     });
-    document.addEventListener("click", afterGesture, true);
-    document.addEventListener("keydown", afterGesture, true);
     if (on) { readFirstQuestion(); }
   }
 

@@ -64,6 +64,11 @@ def children(host: str, port: int, *, workers: bool, sweeps: bool) -> list[Child
             )
             for number in range(1, max(1, settings.IMPORT_WORKERS) + 1)
         ]
+        # Answer pictures and read-aloud audio apart: a slow picture host never delays a
+        # submission's delivery or a safeguarding alert.
+        found.append(
+            Child("media worker", manage("db_worker", "--no-reload", "--queue-name", "media"))
+        )
     if sweeps:
         found += [Child(name, manage(name, "--every", str(secs))) for name, secs in SWEEPS.items()]
     return found

@@ -1,4 +1,4 @@
-"""The read-aloud buttons (static/js/read_aloud.js) in headless Chromium, speech recorded."""
+"""What the read-aloud script's tests share: a harness page, a recording speech engine."""
 
 import html
 import io
@@ -15,8 +15,6 @@ from django.conf import settings
 
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
 
-pytestmark = pytest.mark.browser
-
 STATIC = Path(__file__).resolve().parent.parent / "static"
 SCRIPT = "/static/js/read_aloud.js"
 QUESTION = "How often do you find it hard to get to sleep?"
@@ -24,8 +22,16 @@ SECOND = "Do you feel safe at school?"
 ANSWERS = ["Never", "Sometimes", "Often"]
 AUDIO = {text: f"/speech/{index:064x}" for index, text in enumerate([QUESTION, *ANSWERS], 1)}
 WAIT_MS = 10_000
-EN_GB = [{"name": "English (Great Britain)", "lang": "en-GB", "default": True}]
-FRENCH = [{"name": "Français", "lang": "fr-FR", "default": True}]
+EN_GB = [
+    {"name": "English (Great Britain)", "lang": "en-GB", "default": True, "localService": True}
+]
+FRENCH = [{"name": "Français", "lang": "fr-FR", "default": True, "localService": True}]
+# A voice on its maker's servers (Chrome's): what it reads would leave the portal's origin.
+NETWORK_EN_GB = [
+    {"name": "Google UK English Female", "lang": "en-GB", "default": True, "localService": False}
+]
+# The toggle's one label (the page gives it in data-label on the box).
+LABEL = "Read questions aloud by themselves"
 
 
 def speak_button(text: str, with_audio: bool) -> str:
@@ -49,8 +55,8 @@ def page_html(*, auto: bool, with_audio: bool = True, first: str = QUESTION) -> 
 <script src="{SCRIPT}" defer></script></head>
 <body><main>
 <div class="read-aloud" data-auto="{"true" if auto else "false"}" data-lang="en-gb"
-  data-on-label="Read aloud: on" data-off-label="Read aloud: off">
-  <button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>Read aloud: on</button>
+  data-label="{LABEL}" data-on-label="Read aloud: on" data-off-label="Read aloud: off">
+  <button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>Read aloud</button>
 </div>
 <form>
 <fieldset><legend>{first}</legend> {speak_button(first, with_audio)} {answers}</fieldset>
@@ -72,9 +78,10 @@ def silence_wav() -> bytes:
 
 # The browser's speech engine, replaced by a recorder: what the page asked it to say is kept
 # in window.__spoken. `voices` is what getVoices() answers now; `later`, voices that arrive
-# after 300 ms (as Chromium's do); `refuse`, refusing to speak before the pupil's first gesture.
+# after 300 ms (as Chromium's do); `refuse`, refusing to speak before the pupil's first gesture;
+# `fail`, the error every utterance ends with instead of being spoken.
 FAKE_SPEECH = """
-(({voices, later, refuse}) => {
+(({voices, later, refuse, fail}) => {
   window.__spoken = [];
   window.__langs = [];
   window.__played = [];
@@ -87,6 +94,10 @@ FAKE_SPEECH = """
       if (refuse && !navigator.userActivation.hasBeenActive) {
         utterance.dispatchEvent(new SpeechSynthesisErrorEvent(
           "error", {utterance, error: "not-allowed"}));
+        return;
+      }
+      if (fail) {
+        utterance.dispatchEvent(new SpeechSynthesisErrorEvent("error", {utterance, error: fail}));
         return;
       }
       window.__spoken.push(utterance.text);
@@ -163,8 +174,8 @@ class HarnessHandler(BaseHTTPRequestHandler):
         pass  # the test's output is not the place for an access log
 
 
-@pytest.fixture
-def harness() -> Iterator[Harness]:
+def serving_harness() -> Iterator[Harness]:
+    """Serve the harness until the generator is closed (a test's fixture)."""
     server = Harness()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -173,8 +184,8 @@ def harness() -> Iterator[Harness]:
     server.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser():
+def launched_chromium() -> Iterator:
+    """Launch Debian's Chromium through Playwright until the generator is closed."""
     require_chromium()
     from playwright.sync_api import sync_playwright
 
@@ -189,17 +200,18 @@ def browser():
             launched.close()
 
 
-@pytest.fixture
-def open_page(browser, harness) -> Iterator[Callable]:
+def page_opener(browser, harness: Harness) -> Iterator[Callable]:
     """Open a question page whose browser has these voices (a fresh device each time)."""
     contexts = []
     problems: list[str] = []
 
-    def open_(markup: str, voices=(), later=None, refuse=False):
+    def open_(markup: str, voices=(), later=None, refuse=False, fail=None):
         harness.page = markup
         context = browser.new_context()
         contexts.append(context)
-        options = json.dumps({"voices": list(voices), "later": later, "refuse": refuse})
+        options = json.dumps(
+            {"voices": list(voices), "later": later, "refuse": refuse, "fail": fail}
+        )
         context.add_init_script(f"{FAKE_SPEECH}({options});")
         page = context.new_page()
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
@@ -238,159 +250,3 @@ def wait_spoken(page, texts: list[str]) -> None:
         arg=texts,
         timeout=WAIT_MS,
     )
-
-
-def test_with_a_voice_every_button_speaks_its_own_text_in_the_pages_language(open_page):
-    page = open_page(page_html(auto=False, with_audio=False), voices=EN_GB)
-    wait_shown(page, speak_selector(QUESTION))
-
-    for text in [QUESTION, *ANSWERS, SECOND]:
-        page.click(speak_selector(text))
-
-    assert spoken(page) == [QUESTION, *ANSWERS, SECOND]
-    assert set(page.evaluate("window.__langs")) == {"en-GB"}
-    assert page.evaluate("window.__played") == []  # the browser's voice, not the audio
-    assert page.get_attribute("html", "data-read-aloud") == "voice"
-    # Not reading by itself: nothing said before a button was pressed, no toggle.
-    assert page.is_hidden(".read-aloud-toggle")
-
-
-def test_a_speak_button_works_from_the_keyboard(open_page):
-    page = open_page(page_html(auto=False), voices=EN_GB)
-    wait_shown(page, speak_selector(QUESTION))
-
-    page.focus(speak_selector("Sometimes"))
-    page.keyboard.press("Enter")
-    page.focus(speak_selector(QUESTION))
-    page.keyboard.press("Space")
-
-    wait_spoken(page, ["Sometimes", QUESTION])
-    label = page.get_attribute(speak_selector("Sometimes"), "aria-label")
-    assert label == "Read aloud: Sometimes"
-
-
-def test_voices_that_load_late_are_waited_for(open_page):
-    page = open_page(page_html(auto=False, with_audio=False), voices=[], later=EN_GB)
-    wait_shown(page, speak_selector(SECOND))  # it has no audio: shown for the voice alone
-
-    page.click(speak_selector(SECOND))
-
-    assert spoken(page) == [SECOND]
-
-
-def test_without_a_voice_the_portals_audio_plays_and_a_text_without_it_has_no_button(
-    open_page,
-):
-    # A French voice only: no voice for the page's English.
-    page = open_page(page_html(auto=False), voices=FRENCH)
-    wait_shown(page, speak_selector(QUESTION))
-
-    page.click(speak_selector(QUESTION))
-    page.click(speak_selector("Often"))
-
-    assert page.evaluate("window.__played") == [AUDIO[QUESTION], AUDIO["Often"]]
-    assert spoken(page) == []
-    assert page.is_hidden(speak_selector(SECOND))  # no recording of it, no voice
-    assert page.is_visible(speak_selector("Never"))
-
-
-def test_with_neither_a_voice_nor_audio_no_button_and_no_toggle_shows(open_page):
-    page = open_page(page_html(auto=True, with_audio=False), voices=[])
-    # Decided after the wait for voices: then a page that can say nothing shows nothing.
-    page.wait_for_selector("html[data-read-aloud=none]", state="attached", timeout=WAIT_MS)
-
-    assert page.locator("button.speak").count() == 5
-    assert page.locator("button.speak:visible").count() == 0
-    assert page.is_hidden(".read-aloud-toggle")
-    assert spoken(page) == [] and page.evaluate("window.__played") == []
-
-
-def test_reading_by_itself_reads_the_first_question_then_the_answer_chosen(open_page):
-    page = open_page(page_html(auto=True), voices=EN_GB)
-
-    wait_spoken(page, [QUESTION])
-    toggle = page.locator(".read-aloud-toggle")
-    assert toggle.is_visible() and toggle.text_content() == "Read aloud: on"
-    assert toggle.get_attribute("aria-pressed") == "true"
-    choose(page, "Sometimes")  # the answer's label: its radio is chosen
-    wait_spoken(page, [QUESTION, "Sometimes"])
-    page.keyboard.press("ArrowDown")  # the next radio, by the keyboard
-    wait_spoken(page, [QUESTION, "Sometimes", "Often"])
-    assert page.evaluate("window.__played") == []
-
-
-def test_without_a_voice_reading_by_itself_plays_the_portals_audio(open_page):
-    page = open_page(page_html(auto=True), voices=[])
-
-    page.wait_for_function(
-        "(url) => window.__played.length === 1 && window.__played[0] === url",
-        arg=AUDIO[QUESTION],
-        timeout=WAIT_MS,
-    )
-    choose(page, "Never")
-    page.wait_for_function("() => window.__played.length === 2", timeout=WAIT_MS)
-    assert page.evaluate("window.__played") == [AUDIO[QUESTION], AUDIO["Never"]]
-
-
-def test_without_a_voice_a_first_question_with_no_audio_is_not_replaced_by_an_answer(open_page):
-    page = open_page(page_html(auto=True, first=SECOND), voices=[])
-    wait_shown(page, ".read-aloud-toggle")  # shown: the answers have audio
-
-    choose(page, "Often")
-
-    page.wait_for_function("() => window.__played.length === 1", timeout=WAIT_MS)
-    assert page.evaluate("window.__played") == [AUDIO["Often"]]
-    assert page.is_hidden(speak_selector(SECOND)) and page.is_visible(speak_selector("Never"))
-
-
-def test_a_browser_refusing_speech_before_a_gesture_reads_the_question_at_the_first_key(
-    open_page,
-):
-    page = open_page(page_html(auto=True), voices=EN_GB, refuse=True)
-    wait_shown(page, ".read-aloud-toggle")
-    assert spoken(page) == []  # refused: nothing said yet
-
-    page.keyboard.press("Tab")
-
-    wait_spoken(page, [QUESTION])
-
-
-def test_the_toggle_turned_off_stops_reading_by_itself_and_is_remembered(open_page):
-    page = open_page(page_html(auto=True), voices=EN_GB)
-    wait_spoken(page, [QUESTION])
-
-    page.click(".read-aloud-toggle")
-
-    toggle = page.locator(".read-aloud-toggle")
-    assert toggle.get_attribute("aria-pressed") == "false"
-    assert toggle.text_content() == "Read aloud: off"
-    choose(page, "Often")
-    # The buttons still speak when pressed.
-    page.click(speak_selector("Never"))
-    assert spoken(page) == [QUESTION, "Never"]
-
-    page.reload()
-    wait_shown(page, ".read-aloud-toggle")
-    assert toggle.get_attribute("aria-pressed") == "false"
-    assert toggle.text_content() == "Read aloud: off"
-    choose(page, "Sometimes")
-    page.click(speak_selector(SECOND))
-    assert spoken(page) == [SECOND]  # not the first question on arrival, nor the answer
-
-    page.click(".read-aloud-toggle")  # on again
-    assert toggle.get_attribute("aria-pressed") == "true"
-    choose(page, "Never")
-    wait_spoken(page, [SECOND, "Never"])
-
-
-def test_a_school_that_does_not_read_by_itself_shows_no_toggle_and_reads_nothing_unasked(
-    open_page,
-):
-    page = open_page(page_html(auto=False), voices=EN_GB)
-    wait_shown(page, speak_selector(QUESTION))
-
-    choose(page, "Often")
-    page.click(speak_selector(SECOND))
-
-    assert spoken(page) == [SECOND]
-    assert page.is_hidden(".read-aloud-toggle")
