@@ -217,7 +217,7 @@ def test_the_results_page_shows_the_stored_results(learner_client, learner):
     assert '<h2 id="results-heading">The &lt;planner&gt;</h2>' in html
     assert "<ol><li>Sleep more</li></ol>" in html
     # In words: the areas that could help, not a table of scores (those are for staff).
-    assert '<ul class="help-areas">\n    <li>SLEEP</li>\n  </ul>' in html and "FOCUS" not in html
+    assert '<ul class="help-areas">\n    <li>Sleep</li>\n  </ul>' in html and "Focus" not in html
     assert "61.5" not in html and "Medium" not in html
 
 
@@ -233,7 +233,7 @@ def test_the_results_page_runs_a_fixed_number_of_queries_once_rendered(
     # cache.
     with django_assert_num_queries(6):
         again = section(learner_client.get("/me/assessments/42/results/"))
-    assert again == first and "SLEEP" in again
+    assert again == first and "<li>Sleep</li>" in again
 
 
 def test_answers_waiting_to_be_sent_show_their_state_not_results(learner_client, learner):
