@@ -1,6 +1,7 @@
-"""Words a learner reads, chosen for their age: focus areas and the service's description.
+"""Words a learner reads, chosen for their age: focus areas, the service's description, failures.
 
-Staff read the upstream's own names and sentences; a learner reads the portal's.
+Staff read the upstream's own names and sentences; a learner reads the portal's, and a primary
+pupil short sentences with a next step they can take themselves.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from decimal import Decimal
 from django.utils.html import strip_tags
 from django.utils.translation import gettext_lazy
 
-from schools.models import PartnerSettings
+from partner_api import PartnerApiError
+from partner_api.upstream import REFUSED, failure_kind, failure_message
+from schools.models import PartnerSettings, School
 
 PRIMARY = "primary"
 SECONDARY = "secondary"
@@ -105,3 +108,26 @@ def mentions_score_or_risk(html: str, score: Decimal | None, risk_level: str) ->
         return False
     numbers = set(re.findall(r"(?<![\d.,])\d+(?:[.,]\d+)?(?![\d])", text))
     return bool({n.replace(",", ".") for n in numbers} & _score_spellings(Decimal(score)))
+
+
+# What a primary pupil reads when the service fails: short, and a step they can take.
+PRIMARY_FAILURE = gettext_lazy(
+    "That did not work just now. Try again in a few minutes. "
+    "If it still does not work, tell your teacher. Your answers are saved."
+)
+PRIMARY_REFUSED = gettext_lazy("That did not work. Tell your teacher. Your answers are saved.")
+
+
+def learner_failure_message(error: PartnerApiError, wording: str) -> str:
+    """Return what a learner reads when the service fails, in words for their age."""
+    if wording != PRIMARY:
+        return failure_message(error)
+    return str(PRIMARY_REFUSED if failure_kind(error) == REFUSED else PRIMARY_FAILURE)
+
+
+def school_name(school_id: int | None) -> str:
+    """Return the name of a school from the cached list of schools ("" if unknown)."""
+    for school in School.everyone():
+        if school.pk == school_id:
+            return school.name
+    return ""
