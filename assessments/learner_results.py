@@ -18,6 +18,13 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language
 
 from assessments import page_markup
+from assessments.child_words import (  # noqa: F401 (WORDING_BY_LEVEL: also read from here)
+    FURTHER_EDUCATION,
+    PRIMARY,
+    WORDING_BY_LEVEL,
+    description_allowed,
+    wording_for,
+)
 from assessments.taking import ResultsSnapshot
 from kit.row_cache import cached_rows, forget_row
 from schools.models import PartnerSettings, settings_key
@@ -25,26 +32,10 @@ from schools.models import PartnerSettings, settings_key
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
 
-# The words a page uses for a learner's age, by the spec's level codes as learners.models.Level
-# names them (that app sits above this one). A learner without a level reads the secondary's.
 SUPPORT_TEMPLATE = "assessments/includes/support.html"
-
-PRIMARY = "primary"
-SECONDARY = "secondary"
-FURTHER_EDUCATION = "further_education"
-WORDING_BY_LEVEL = {
-    "LOA_PARTNER_LEVEL3": PRIMARY,
-    "LOA_PARTNER_LEVEL2": SECONDARY,
-    "LOA_PARTNER_LEVEL1": FURTHER_EDUCATION,
-}
 
 # Shown should a partner's list ever be empty: the page always names somewhere to turn.
 DEFAULT_HELPLINES = PartnerSettings._meta.get_field("helplines").default
-
-
-def wording_for(level: str) -> str:
-    """Return which words suit a learner of this level: primary, secondary or further."""
-    return WORDING_BY_LEVEL.get(level, SECONDARY)
 
 
 @dataclass(frozen=True)
@@ -100,6 +91,7 @@ def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
                 attempt,
                 primary=wording == PRIMARY,
                 show_scores=settings.show_scores_to_learners,
+                description=description_allowed(settings, wording),
             )
             if has_results and shown
             else None

@@ -23,13 +23,14 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
+from assessments.child_words import focus_area_words, mentions_score_or_risk
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.taking import QuestionPage, ResultsSnapshot, question_pages
 
 # Part of every cache key: bump it when the question or results templates below change, so a
 # shared cache never serves markup of the previous release.
-MARKUP_VERSION = 4
+MARKUP_VERSION = 5
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 
 # Pages of attempts viewed lately, also kept in this process: the shared cache hands back a
@@ -200,12 +201,18 @@ def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
     )
 
 
-def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: bool) -> SafeString:
+def results_markup(
+    snapshot: ResultsSnapshot, *, primary: bool, show_scores: bool, description: bool
+) -> SafeString:
     """Return a result's section for its learner, rendered once per result and way of showing it."""
     # Results never change; how they are shown does: in a primary pupil's words or an older
-    # learner's, with or without the LOA score and risk level (the partner's choice).
+    # learner's, with or without the LOA score and risk level (the partner's choice), with or
+    # without the service's own description (the school's choice for the learner's age).
     digest = blake2b(snapshot.result_version.encode(), digest_size=12).hexdigest()
-    shown = f"{'primary' if primary else 'older'}:{'scores' if show_scores else 'words'}"
+    shown = (
+        f"{'primary' if primary else 'older'}:{'scores' if show_scores else 'words'}:"
+        f"{'description' if description else 'own'}"
+    )
     key = (
         f"assessments:results:{MARKUP_VERSION}:{get_language()}:{shown}:"
         f"{snapshot.result_pk}:{digest}"
@@ -216,7 +223,7 @@ def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: boo
     html = cache.get(key)
     if html is None:
         result = AssessmentResult.objects.get(pk=snapshot.result_pk)
-        context = {"result": result, "primary": primary, "show_scores": show_scores}
+        context = _results_context(result, primary, show_scores, description)
         html = str(render_to_string(RESULTS_TEMPLATE, context))
         cache.set(key, html, CACHE_TIMEOUT)
     with _recent_pages_lock:
@@ -225,3 +232,25 @@ def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: boo
         RECENT_RESULTS[key] = html
     # Rendered by an autoescaped template from the stored (sanitized) fields.
     return mark_safe(html)  # noqa: S308
+
+
+def _results_context(
+    result: AssessmentResult, primary: bool, show_scores: bool, description: bool
+) -> dict:
+    """Return what the learner's results template shows: the portal's words for their age."""
+    # The service's prose may quote the score or the risk label: while the school keeps those
+    # from learners, a description that does is left out (a result never changes, so neither
+    # does this answer, and the cache key need not hold it).
+    html = result.result_description_html
+    quotes = html and mentions_score_or_risk(html, result.loa_score, result.risk_level)
+    if quotes and not show_scores:
+        description = False
+    return {
+        "result": result,
+        "primary": primary,
+        "show_scores": show_scores,
+        "description_html": html if description else "",
+        "help_areas": [
+            focus_area_words(area.name, primary=primary) for area in result.areas_needing_help
+        ],
+    }

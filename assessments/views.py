@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import learner_required, safeguarding_ready
 from accounts.idle import learner_keep_alive, learner_seconds_left, not_activity
 from assessments import delivery, page_markup, services
+from assessments.child_words import PRIMARY, learner_failure_message, wording_for
 from assessments.forms import QuestionPageForm, field_name
 from assessments.learner_results import results_page
 from assessments.models import AssessmentAttempt
@@ -28,7 +29,7 @@ from assessments.taking import (
     saved_answers,
 )
 from partner_api import PartnerApiError
-from partner_api.upstream import failure_message, failure_message_tags
+from partner_api.upstream import failure_message_tags
 from schools.models import PartnerSettings
 
 if TYPE_CHECKING:  # annotations only: the learners app sits above this one
@@ -60,6 +61,7 @@ def my_assessments(request: HttpRequest) -> HttpResponse:
             "finished": finished,
             "latest": finished[0] if finished else None,
             "results_hidden": PartnerSettings.current().hide_results_from_learners,
+            "primary": wording_for(request.learner.level) == PRIMARY,
         },
     )
 
@@ -78,7 +80,8 @@ def start(request: HttpRequest) -> HttpResponse:
         messages.info(request, _("There is no assessment for you to take right now."))
         return redirect("assessments:my_assessments")
     except PartnerApiError as error:
-        messages.error(request, failure_message(error), extra_tags=failure_message_tags(error))
+        message = learner_failure_message(error, wording_for(request.learner.level))
+        messages.error(request, message, extra_tags=failure_message_tags(error))
         return redirect("assessments:my_assessments")
     return redirect("assessments:take", assessment_id=attempt.assessment_id)
 
@@ -287,13 +290,14 @@ def resend(request: HttpRequest, assessment_id: int) -> HttpResponse:
     """Try again to deliver answers that are waiting to be sent."""
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if delivery.attempt_deliver(attempt_id=attempt.pk, force=True) is None:
-        messages.info(
-            request,
-            _(
+        if wording_for(request.learner.level) == PRIMARY:
+            message = _("We tried a moment ago. Your answers are saved. They will be sent soon.")
+        else:
+            message = _(
                 "Your answers were tried a moment ago. They are safe; please try again in a "
                 "minute, or simply come back later: they will be sent automatically."
-            ),
-        )
+            )
+        messages.info(request, message)
     return redirect("assessments:results", assessment_id=assessment_id)
 
 
@@ -307,13 +311,15 @@ def refresh(request: HttpRequest, assessment_id: int) -> HttpResponse:
     except services.AttemptClosed:
         return redirect("assessments:results", assessment_id=assessment_id)
     except PartnerApiError as error:
-        messages.error(request, failure_message(error), extra_tags=failure_message_tags(error))
+        message = learner_failure_message(error, wording_for(request.learner.level))
+        messages.error(request, message, extra_tags=failure_message_tags(error))
         return redirect("assessments:results", assessment_id=assessment_id)
-    messages.info(
-        request,
-        _(
+    if wording_for(request.learner.level) == PRIMARY:
+        message = _("Your answers are saved. Check them, answer any new questions, then send them.")
+    else:
+        message = _(
             "We fetched the assessment again and kept every answer that still fits. "
             "Check your answers, answer anything new, then send them."
-        ),
-    )
+        )
+    messages.info(request, message)
     return redirect("assessments:take", assessment_id=assessment_id)

@@ -176,17 +176,18 @@ RETRY_AFTER_SECONDS = 10
 
 
 def database_unavailable_response(
-    *, heading: str = "", message: str = "", retry_url: str = ""
+    *, heading: str = "", message: str = "", retry_url: str = "", words: dict | None = None
 ) -> HttpResponse:
     """Return the 503 page of a database that does not answer, with Retry-After.
 
     Drawn without the request's context (its processors would ask the database again), from
     the template alone, like the 500 page. `heading` and `message` replace the general words;
-    `retry_url` (the page asked for, on a GET) gets a "Try again" link.
+    `retry_url` (the page asked for, on a GET) gets a "Try again" link; `words` chooses the
+    reader's words (a learner's `learner_wording`), worked out without the database.
     """
     page = render_to_string(
         "database_unavailable.html",
-        {"heading": heading, "message": message, "retry_url": retry_url},
+        {"heading": heading, "message": message, "retry_url": retry_url, **(words or {})},
     )
     response = HttpResponse(page, status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)

@@ -3,6 +3,7 @@
 from django.http import HttpRequest
 
 from accounts.access import ALL_SCHOOLS, StaffPermissions, is_staff_member, learner_for, trust_role
+from assessments.child_words import school_name, wording_for
 from partner_api.upstream import upstream_outage
 from schools.models import several_schools
 
@@ -11,12 +12,29 @@ def roles(request: HttpRequest) -> dict:
     """Tell templates whether the visitor is staff (and what they may do) or a learner."""
     user = getattr(request, "user", None)
     if user is None:
-        return {"is_partner_staff": False, "current_learner": None, "staff_can": None}
+        return {
+            "is_partner_staff": False,
+            "current_learner": None,
+            "staff_can": None,
+            **learner_words(None),
+        }
+    learner = learner_for(user)
     return {
         "is_partner_staff": is_staff_member(user),
-        "current_learner": learner_for(user),
+        "current_learner": learner,
         "staff_can": StaffPermissions(user),
+        **learner_words(learner),
         **schools(request),
+    }
+
+
+def learner_words(learner) -> dict:
+    """Tell templates which words suit the learner's age, and their school's name (the header)."""
+    if learner is None:
+        return {"learner_wording": None, "learner_school_name": ""}
+    return {
+        "learner_wording": wording_for(learner.level),
+        "learner_school_name": school_name(learner.school_id),
     }
 
 

@@ -13,6 +13,8 @@ from django.shortcuts import render
 from django.template import loader
 from django.urls import Resolver404, resolve
 
+from accounts.access import learner_for
+from assessments.child_words import learner_failure_message, school_name, wording_for
 from ops.database import DATABASE_TROUBLE, database_unavailable_response, outage
 from partner_api import PartnerApiError
 from partner_api.upstream import failure_message
@@ -44,7 +46,8 @@ class UnreadableFormMiddleware:
                 # Answered before URL resolution: the request log names the page all the same.
                 with suppress(Resolver404):
                     request.resolver_match = resolve(request.path_info)
-                page = loader.render_to_string("400.html", {"unreadable_form": True})
+                words = standalone_words(request)
+                page = loader.render_to_string("400.html", {"unreadable_form": True, **words})
                 return HttpResponseBadRequest(page)
             request.encoding = "utf-8"
         return self.get_response(request)
@@ -75,9 +78,39 @@ class UpstreamErrorMiddleware:
             request,
             "portal/upstream_error.html",
             # The page says it all: no banner above it saying the same (base.html).
-            {"message": failure_message(exception), "failure_page": True},
+            {"message": _failure_message(request, exception), "failure_page": True},
             status=503,
         )
+
+
+def standalone_words(request: HttpRequest, *, ask_database: bool = True) -> dict:
+    """Return the words of an error page drawn without context processors, for its reader.
+
+    A learner's (their age, their school) where the request knows it is one; else nothing,
+    and the page keeps the general words. The page may be drawn because something failed:
+    finding out must not fail it again.
+    """
+    learner = getattr(request, "learner", None)
+    if learner is None and ask_database:
+        try:
+            learner = learner_for(request.user)
+        except Exception:  # the error page must still be drawn
+            learner = None
+    if learner is None:
+        return {}
+    words = {"learner_wording": wording_for(learner.level)}
+    if ask_database:
+        with suppress(Exception):
+            words["site_name"] = school_name(learner.school_id)
+    return words
+
+
+def _failure_message(request: HttpRequest, error: PartnerApiError) -> str:
+    """Say what failed in words for the reader: a learner's for their age, else the general."""
+    learner = getattr(request, "learner", None)
+    if learner is None:
+        return failure_message(error)
+    return learner_failure_message(error, wording_for(learner.level))
 
 
 class NotFoundPageMiddleware:
@@ -131,7 +164,9 @@ def database_unavailable_page(request: HttpRequest, error: BaseException) -> Htt
     """Return the 503 page for a request the database failed; note the outage once."""
     outage.began(error, "pages answer 503 until it is back")
     retry_url = request.get_full_path() if request.method in ("GET", "HEAD") else ""
-    return database_unavailable_response(retry_url=retry_url)
+    # Only what the request already holds: the database is what failed.
+    words = standalone_words(request, ask_database=False)
+    return database_unavailable_response(retry_url=retry_url, words=words)
 
 
 def database_answered(response: HttpResponse) -> bool:

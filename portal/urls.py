@@ -13,6 +13,7 @@ from signin.views import SignInView
 admin.site.login = secure_admin_login(admin.site.login)
 
 # While the database does not answer, a 503 page instead of the 500 (portal/middleware.py).
+handler400 = views.bad_request
 handler500 = views.server_error
 
 urlpatterns = [

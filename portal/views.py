@@ -4,15 +4,21 @@ import sys
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseServerError,
+)
 from django.shortcuts import redirect, render
+from django.template import loader
 from django.utils.translation import gettext as _
 from django.views import defaults
 
 from accounts.access import is_staff_member, learner_for, trust_role
 from accounts.models import StaffRole
 from ops.database import DATABASE_TROUBLE
-from portal.middleware import database_unavailable_page
+from portal.middleware import database_unavailable_page, standalone_words
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -54,4 +60,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
     error = sys.exc_info()[1]
     if isinstance(error, DATABASE_TROUBLE):
         return database_unavailable_page(request, error)
-    return defaults.server_error(request)
+    # Django's own view draws the page without the request: a learner's words need it.
+    page = loader.render_to_string(defaults.ERROR_500_TEMPLATE_NAME, standalone_words(request))
+    return HttpResponseServerError(page)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Answer a request the portal could not read with the 400 page, in the reader's words."""
+    page = loader.render_to_string(defaults.ERROR_400_TEMPLATE_NAME, standalone_words(request))
+    return HttpResponseBadRequest(page)

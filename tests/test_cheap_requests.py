@@ -68,7 +68,9 @@ def test_a_question_page_reads_only_its_attempt_from_the_database(
     uncached = queries_of(uncached_client, page_url(attempt))
 
     assert len(cached) == 1 and "assessments_assessmentattempt" in cached[0]
-    assert len(uncached) == 3  # the session, the user with learner, the attempt
+    # The session, the user with learner, the attempt, and the schools (the header names the
+    # learner's; kept in the shared cache with the rest).
+    assert len(uncached) == 4
 
 
 def test_a_results_page_needs_no_session_or_user_query(signed_in, attempt, settings, learner):
@@ -82,8 +84,9 @@ def test_a_results_page_needs_no_session_or_user_query(signed_in, attempt, setti
     uncached_client.get(url)
     uncached = queries_of(uncached_client, url)
 
-    # Today's 5 (session, user, partner's settings, attempt with result, school contacts) to 1.
-    assert len(uncached) == 5 and len(cached) == 1
+    # Today's 6 (session, user, partner's settings, attempt with result, school contacts, the
+    # schools for the header's name) to 1.
+    assert len(uncached) == 6 and len(cached) == 1
     assert not any(
         table in sql
         for sql in cached
@@ -92,6 +95,7 @@ def test_a_results_page_needs_no_session_or_user_query(signed_in, attempt, setti
             "django_session",
             "portal_partnersettings",
             "learners_groupmembership",
+            "schools_school",
         )
     )
 

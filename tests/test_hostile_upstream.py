@@ -18,6 +18,7 @@ import requests
 import responses
 from django.utils.html import escape
 
+from assessments.child_words import focus_area_words
 from assessments.models import (
     AssessmentAttempt,
     AssessmentResult,
@@ -423,10 +424,12 @@ def test_unusual_needs_help_values_are_flagged_and_shown_as_given(
 
     rows = {row["cells"][0]: row for row in read_page(html).focus_rows}
     areas = payload("results")["focus_areas"]
-    # The learner reads the areas flagged as things that could help, without the values.
+    # The learner reads the areas flagged as things that could help, in the portal's words
+    # (a secondary pupil's), without the values.
     help_list = mine.split('<ul class="help-areas">')[1].split("</ul>")[0]
     for area in areas:
-        listed = f"<li>{escape(area['search_filter_name'])}</li>" in help_list
+        words = focus_area_words(area["search_filter_name"], primary=False)
+        listed = f"<li>{escape(words)}</li>" in help_list
         assert listed == needs_help_flagged(area["needs_help"]), area
     assert set(rows) == {area["search_filter_name"] for area in areas}
     for area in areas:
@@ -539,8 +542,12 @@ def test_plain_text_fields_are_shown_escaped_as_text(learner, client, staff, hos
         assert_shown_as_text(html, results["RiskLevel"])
         for area in results["focus_areas"]:
             # The learner's page lists only the areas that could help them.
-            if name != "results" or needs_help_flagged(area["needs_help"]):
+            if name != "results":
                 assert_shown_as_text(html, area["search_filter_name"])
+            elif needs_help_flagged(area["needs_help"]):  # in the portal's words
+                assert_shown_as_text(
+                    html, focus_area_words(area["search_filter_name"], primary=False)
+                )
     assert_shown_as_text(pages["staff attempt"], "<b onmouseover=alert(1)>yes</b>")
     assert "{{ request.user }} {% csrf_token %}" in pages["page 2"]
     assert "&lt;script&gt;alert(&quot;q1&quot;)&lt;/script&gt;" in pages["page 1"]
@@ -1153,8 +1160,13 @@ def focus_area_pages(field: str):
         answer_all_and_submit(client, 1)
         model_field = "name" if field == "search_filter_name" else "needs_help"
         shown = [fit(FocusArea, model_field, arrived(value)) for value in values]
-        # A learner reads the areas that could help them, not the needs_help values.
-        learner_reads = shown if field == "search_filter_name" else []
+        # A learner reads the areas that could help them, in the portal's words for their age
+        # (an unknown name in sentence case), not the needs_help values.
+        learner_reads = (
+            [focus_area_words(name, primary=False) for name in shown]
+            if field == "search_filter_name"
+            else []
+        )
         pages: Pages = [
             ("results page", client.get(flow_url("results/")), learner_reads),
             (

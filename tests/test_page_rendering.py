@@ -122,9 +122,10 @@ def test_a_question_page_runs_a_fixed_number_of_queries(
     signed_in.get(page_url(attempt, 2))  # page 2's markup is cached like page 1's
 
     # The base page's: session, user with learner, upstream health (3; the health is cached
-    # for two seconds outside tests); the page's own: the attempt with its saved answers (1).
+    # for two seconds outside tests), the schools (the header names the learner's; in the
+    # shared cache outside tests); the page's own: the attempt with its saved answers (1).
     # No staff check for a learner and no session write on a page view.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         response = signed_in.get(page_url(attempt, 2))
     assert response.status_code == 200
 
@@ -217,7 +218,7 @@ def test_the_results_page_shows_the_stored_results(learner_client, learner):
     assert '<h2 id="results-heading">The &lt;planner&gt;</h2>' in html
     assert "<ol><li>Sleep more</li></ol>" in html
     # In words: the areas that could help, not a table of scores (those are for staff).
-    assert '<ul class="help-areas">\n    <li>SLEEP</li>\n  </ul>' in html and "FOCUS" not in html
+    assert '<ul class="help-areas">\n    <li>Sleep</li>\n  </ul>' in html and "Focus" not in html
     assert "61.5" not in html and "Medium" not in html
 
 
@@ -228,12 +229,12 @@ def test_the_results_page_runs_a_fixed_number_of_queries_once_rendered(
     make_result(attempt)
     first = section(learner_client.get("/me/assessments/42/results/"))
 
-    # The base page's three, the attempt with its result, the partner's settings and who the
-    # learner can talk to at school; the focus areas come with the rendered section from the
-    # cache.
-    with django_assert_num_queries(6):
+    # The base page's four (the schools among them), the attempt with its result, the partner's
+    # settings and who the learner can talk to at school; the focus areas come with the
+    # rendered section from the cache.
+    with django_assert_num_queries(7):
         again = section(learner_client.get("/me/assessments/42/results/"))
-    assert again == first and "SLEEP" in again
+    assert again == first and "<li>Sleep</li>" in again
 
 
 def test_answers_waiting_to_be_sent_show_their_state_not_results(learner_client, learner):

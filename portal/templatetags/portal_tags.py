@@ -47,7 +47,7 @@ def session_timeout_script(context: template.Context) -> str:
     # The settings and the dialog's words ride on a <meta>: the page's only scripts are bare
     # static-file tags. The script picks the sentence for the time left (whole minutes while
     # more than 90 seconds are left; the dialog opens SESSION_WARNING_SECONDS before the end).
-    words = _session_timeout_words(get_language())
+    words = _session_timeout_words(get_language(), context.get("learner_wording") == "primary")
     return format_html(
         '<meta name="learner-session" data-seconds-left="{}" data-keep-alive-url="{}" '
         'data-sign-in-url="{}" data-warn-before="{}" data-title="{}" data-stay="{}" '
@@ -80,12 +80,14 @@ class _SessionTimeoutWords(NamedTuple):
 
 
 @lru_cache(maxsize=16)
-def _session_timeout_words(language: str | None) -> _SessionTimeoutWords:
+def _session_timeout_words(language: str | None, primary: bool = False) -> _SessionTimeoutWords:
     """Return what the warning says in a language, and its addresses: the same on every page.
 
-    Worked out once per language and process: on every learner page these translations and
-    reversed URLs cost more than the rest of the tag.
+    Worked out once per language (and for primary pupils or older learners) and process: on
+    every learner page these translations and reversed URLs cost more than the rest of the tag.
     """
+    if primary:
+        return _primary_session_timeout_words(_session_timeout_words(language))
     minutes = range(2, SESSION_WARNING_SECONDS // 60 + 1)
     in_minutes = {
         str(count): ngettext(
@@ -114,6 +116,36 @@ def _session_timeout_words(language: str | None) -> _SessionTimeoutWords:
             "has happened on this page. Your saved answers are kept."
         ),
         script=static("js/session_timeout.js"),
+    )
+
+
+def _primary_session_timeout_words(older: _SessionTimeoutWords) -> _SessionTimeoutWords:
+    """Return the warning in a primary pupil's words: short sentences, the same addresses."""
+    minutes = range(2, SESSION_WARNING_SECONDS // 60 + 1)
+    in_minutes = {
+        str(count): ngettext(
+            "Nothing has happened for a while. You will be signed out in %(count)s minute. "
+            "Your answers are saved.",
+            "Nothing has happened for a while. You will be signed out in %(count)s minutes. "
+            "Your answers are saved.",
+            count,
+        )
+        % {"count": count}
+        for count in minutes
+    }
+    return older._replace(
+        title=gettext("You will be signed out soon"),
+        stay=gettext("I am still here"),
+        failed=gettext("That did not work. Try again, or tell your teacher."),
+        in_minutes=json.dumps(in_minutes, ensure_ascii=False),
+        about_a_minute=gettext(
+            "Nothing has happened for a while. You will be signed out in about a minute. "
+            "Your answers are saved."
+        ),
+        under_a_minute=gettext(
+            "Nothing has happened for a while. You will be signed out very soon. "
+            "Your answers are saved."
+        ),
     )
 
 
