@@ -1,9 +1,9 @@
 """Markup of the learner's pages rendered once and reused: an attempt's content never changes.
 
-A question page's fieldsets are rendered from the stored content once per attempt and content
-version (every page at once), with autoescaping on, and cached as text chunks with gaps: one
-before the end of each radio input, and three per question for its error (a class, the
-fieldset's reference to the message, the message). A request fills the gaps: ` checked`
+A question page's fieldsets are rendered from the stored content once per attempt, content
+version and layout (every page at once), with autoescaping on, and cached as text chunks with
+gaps: one before the end of each radio input, and three per question for its error (a class,
+the fieldset's reference to the message, the message). A request fills the gaps: ` checked`
 from the chosen answers, and the errors of a page sent incomplete, so a clean page and a
 page with errors come out of the same markup. A result's section is rendered once per result
 and way of showing it to its learner.
@@ -25,11 +25,11 @@ from django.utils.translation import get_language
 
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
-from assessments.taking import QuestionPage, ResultsSnapshot, question_pages
+from assessments.taking import PageLayout, QuestionPage, ResultsSnapshot, question_pages
 
 # Part of every cache key: bump it when the question or results templates below change, so a
 # shared cache never serves markup of the previous release.
-MARKUP_VERSION = 4
+MARKUP_VERSION = 5
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 
 # Pages of attempts viewed lately, also kept in this process: the shared cache hands back a
@@ -128,11 +128,13 @@ class VersionedAttempt(Protocol):
     content_version: str
 
 
-def attempt_pages_markup(attempt: VersionedAttempt) -> tuple[PageMarkup, ...]:
+def attempt_pages_markup(attempt: VersionedAttempt, layout: PageLayout) -> tuple[PageMarkup, ...]:
     """Return every page of the attempt, rendered once per attempt content (none if empty)."""
     digest = blake2b(attempt.content_version.encode(), digest_size=12).hexdigest()
-    # The pages hold translated text (the heading of a page without a Group): one per language.
-    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{attempt.pk}:{digest}"
+    # The pages hold translated text (the heading of a page without a Group): one per language,
+    # and one per layout (grouped, or one question a page).
+    shape = "one" if layout.one_per_screen else "grouped"
+    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{shape}:{attempt.pk}:{digest}"
     pages = RECENT_PAGES.get(key)
     if pages is not None:
         return pages
@@ -142,7 +144,7 @@ def attempt_pages_markup(attempt: VersionedAttempt) -> tuple[PageMarkup, ...]:
             attempt = AssessmentAttempt.objects.get(pk=attempt.pk)
         pages = tuple(
             PageMarkup(page.number, page.group, _render_questions_markup(page))
-            for page in question_pages(attempt)
+            for page in question_pages(attempt, layout)
         )
         cache.set(key, pages, CACHE_TIMEOUT)
     with _recent_pages_lock:
@@ -225,3 +227,21 @@ def results_markup(snapshot: ResultsSnapshot, *, primary: bool, show_scores: boo
         RECENT_RESULTS[key] = html
     # Rendered by an autoescaped template from the stored (sanitized) fields.
     return mark_safe(html)  # noqa: S308
+
+
+def progress_dots(
+    pages: Sequence[PageMarkup], number: int, answers: Mapping[str, str | None]
+) -> list[str]:
+    """Return each question's dot, in order: "answered", "current" or "todo"."""
+    dots = []
+    for page in pages:
+        offered: dict[str, list[str]] = {}
+        for kind, _field, question_id, answer_id in page.questions.gaps:
+            if kind == CHECKED:
+                offered.setdefault(question_id, []).append(answer_id)
+        for question_id, answer_ids in offered.items():
+            if page.number == number:
+                dots.append("current")
+            else:
+                dots.append("answered" if answers.get(question_id) in answer_ids else "todo")
+    return dots
