@@ -1,14 +1,18 @@
-"""The youngest pupils' question pages: one question a screen, big tiles, progress dots."""
+"""The youngest pupils' question pages: one question a screen, big picture tiles, read aloud."""
 
 import re
+import time
 
 import pytest
+from django.test.signals import template_rendered
 
 from assessments import page_markup
 from assessments.models import AssessmentAttempt
 from assessments.taking import PRIMARY_LEVEL, question_pages
 from schools.models import PartnerSettings
-from tests.factories import make_attempt
+from speech.models import Recording
+from speech.selectors import text_hash
+from tests.factories import MOON, SUN, make_attempt, pictured_content, ready_picture
 from tests.journeys import attempt_url, page_showing, page_url, register_pupil
 
 pytestmark = pytest.mark.backend
@@ -167,3 +171,148 @@ def test_the_upstream_receives_the_same_responses_either_way(client, staff, upst
     assert sent == expected
     assert upstream.state.offers[other.assessment_id].answers == sent
     assert upstream.state.submissions_count() == 2
+
+
+# Pictures -----------------------------------------------------------------------------------
+
+
+def test_a_ready_picture_is_shown_from_here_inside_its_answers_label(client, pupil):
+    attempt = make_attempt(pupil, content=pictured_content())
+    sun = ready_picture(SUN)
+    client.force_login(pupil.user)
+
+    html = page_showing(client, page_url(attempt), "How do you feel at school?")
+
+    happy = label_of(html, "id_q1_1")
+    assert happy.startswith(f'<img src="/pictures/{sun.digest}" alt=""')
+    assert "<img" not in label_of(html, "id_q1_2")  # its picture is not fetched yet
+    assert 'class="answer-icon"' in label_of(html, "id_q1_3")  # a known name's symbol
+    assert "upstream.example" not in html
+    assert re.findall(r'<img src="([^"]*)"', html) == [f"/pictures/{sun.digest}"]
+
+
+def test_a_picture_that_becomes_ready_appears_once_the_unsettled_markup_expires(
+    client, pupil, monkeypatch
+):
+    attempt = make_attempt(pupil, content=pictured_content())
+    client.force_login(pupil.user)
+    before = page_showing(client, page_url(attempt), "How do you feel at school?")
+    assert "<img" not in before
+
+    sun = ready_picture(SUN)
+    # Within its short life the markup already rendered is served.
+    assert "<img" not in page_showing(client, page_url(attempt), "How do you feel at school?")
+    later = time.time() + page_markup.UNSETTLED_SECONDS + 1
+    monkeypatch.setattr(page_markup.time, "time", lambda: later)
+
+    html = page_showing(client, page_url(attempt), "How do you feel at school?")
+    assert f'<img src="/pictures/{sun.digest}"' in label_of(html, "id_q1_1")
+
+
+@pytest.fixture
+def rendered():
+    """The question fieldsets rendered from their template, counted."""
+    seen: list[str] = []
+
+    def note(sender, template, context, **kwargs):
+        if template.name == page_markup.QUESTION_TEMPLATE:
+            seen.append(context["fields"][0]["label"])
+
+    template_rendered.connect(note)
+    yield seen
+    template_rendered.disconnect(note)
+
+
+def test_markup_with_every_picture_and_recording_ready_is_kept_as_long_as_before(
+    client, pupil, monkeypatch, rendered
+):
+    attempt = make_attempt(pupil, content=pictured_content())
+    client.force_login(pupil.user)
+    html = page_showing(client, page_url(attempt), "How do you feel at school?")
+    language = re.search(r'data-lang="([^"]+)"', html).group(1)
+    ready_picture(SUN)
+    ready_picture(MOON)
+    texts = {q.text for q in attempt.questions} | {
+        a.copy for q in attempt.questions for a in q.answers
+    }
+    for number, text in enumerate(sorted(texts)):
+        make_recording(text, language, number)
+    forget_rendered_pages()
+    page_showing(client, page_url(attempt), "How do you feel at school?")
+    rendered.clear()
+
+    later = time.time() + page_markup.UNSETTLED_SECONDS + 1
+    monkeypatch.setattr(page_markup.time, "time", lambda: later)
+    html = page_showing(client, page_url(attempt, 2), "Do you have friends to play with?")
+
+    assert rendered == []  # settled: not rendered again
+    assert html.count("data-audio=") == 3  # the question and its two answers
+
+
+# Read aloud ---------------------------------------------------------------------------------
+
+
+def make_recording(text: str, language: str, number: int = 0) -> Recording:
+    return Recording.objects.create(
+        text=text, language=language, text_hash=text_hash(text, language),
+        state=Recording.State.READY, audio=b"RIFF", content_type="audio/wav",
+        digest=f"{number:064x}",
+    )  # fmt: skip
+
+
+def speak_buttons(html: str) -> list[tuple[str, str | None]]:
+    """Return each speak button's text and its audio address (None without one)."""
+    buttons = re.findall(r'<button type="button" class="speak" ([^>]*)>', html)
+    found = []
+    for attributes in buttons:
+        speak = re.search(r'data-speak="([^"]*)"', attributes).group(1)
+        audio = re.search(r'data-audio="([^"]*)"', attributes)
+        assert f'aria-label="Read aloud: {speak}"' in attributes and " hidden" in attributes
+        found.append((speak, audio.group(1) if audio else None))
+    return found
+
+
+def test_speak_buttons_read_the_question_and_every_answer_with_audio_only_when_made(
+    client, pupil, attempt
+):
+    client.force_login(pupil.user)
+    html = page_showing(client, page_url(attempt), "I sleep well")
+    language = re.search(r'data-lang="([^"]+)"', html).group(1)
+    assert speak_buttons(html) == [("I sleep well", None), ("Never", None), ("Often", None)]
+
+    recording = make_recording("Often", language, 7)
+    forget_rendered_pages()
+    html = page_showing(client, page_url(attempt), "I sleep well")
+
+    assert speak_buttons(html) == [
+        ("I sleep well", None),
+        ("Never", None),
+        ("Often", f"/speech/{recording.digest}"),
+    ]
+    assert 'type="radio" data-speak="Never" name="q1"' in html
+    labels = re.findall(r"<label for=[^>]*>.*?</label>", html, re.S)
+    assert labels and not [label for label in labels if "<button" in label]
+    assert '<script src="/static/js/read_aloud.js" defer></script>' in html
+
+
+@pytest.mark.parametrize(
+    ("level", "read_aloud", "auto"),
+    [
+        (PRIMARY_LEVEL, True, "true"),
+        (PRIMARY_LEVEL, False, "false"),
+        (SECONDARY_LEVEL, True, "false"),
+    ],
+)
+def test_questions_are_read_as_they_appear_only_for_primary_with_the_setting_on(
+    client, learner, level, read_aloud, auto
+):
+    learner.level = level
+    learner.save(update_fields=["level"])
+    school_settings(learner, primary_read_aloud=read_aloud)
+    attempt = make_attempt(learner)
+    client.force_login(learner.user)
+
+    html = page_showing(client, page_url(attempt), 'class="read-aloud')
+
+    assert f'data-auto="{auto}"' in html
+    assert '<button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>' in html
