@@ -1,17 +1,22 @@
 """Markup of the learner's pages rendered once and reused: an attempt's content never changes.
 
-A question page's fieldsets are rendered from the stored content once per attempt and content
-version (every page at once), with autoescaping on, and cached as text chunks with gaps: one
-before the end of each radio input, and three per question for its error (a class, the
-fieldset's reference to the message, the message). A request fills the gaps: ` checked`
+A question page's fieldsets are rendered from the stored content once per attempt, content
+version and layout (every page at once), with autoescaping on, and cached as text chunks with
+gaps: one before the end of each radio input, and three per question for its error (a class,
+the fieldset's reference to the message, the message). A request fills the gaps: ` checked`
 from the chosen answers, and the errors of a page sent incomplete, so a clean page and a
 page with errors come out of the same markup. A result's section is rendered once per result
 and way of showing it to its learner.
+
+The fieldsets show the answers' pictures and offer audio that the portal fetches and makes in the
+background, after the content is stored: markup rendered before every one is ready is unsettled
+and kept only briefly (UNSETTLED_SECONDS), so a page picks them up soon after they arrive.
 """
 
 import re
 import secrets
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b
@@ -26,18 +31,24 @@ from django.utils.translation import get_language
 from assessments.child_words import focus_area_words, mentions_score_or_risk
 from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
-from assessments.taking import QuestionPage, ResultsSnapshot, question_pages
+from assessments.taking import PageLayout, QuestionPage, ResultsSnapshot, question_pages
+from kit.icons import icon_symbol
+from pictures.selectors import picture_urls
+from speech.selectors import recording_urls
 
 # Part of every cache key: bump it when the question or results templates below change, so a
 # shared cache never serves markup of the previous release.
 MARKUP_VERSION = 5
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
+# Markup rendered while a picture or a recording was still on its way is rebuilt this often.
+UNSETTLED_SECONDS = 30
 
 # Pages of attempts viewed lately, also kept in this process: the shared cache hands back a
 # copy that it unpickles on every page view (the bench's page of 22 questions costs about
 # 90 us more CPU that way). Keys change with the content, so an entry is never stale; past
 # the limit the oldest goes (that attempt's pages take about 30 KB).
-RECENT_PAGES: dict[str, tuple["PageMarkup", ...]] = {}
+# Each entry: (the time it is good until, None while settled; the pages).
+RECENT_PAGES: dict[str, tuple[float | None, tuple["PageMarkup", ...]]] = {}
 RECENT_PAGES_LIMIT = 64
 _recent_pages_lock = threading.Lock()
 
@@ -129,31 +140,60 @@ class VersionedAttempt(Protocol):
     content_version: str
 
 
-def attempt_pages_markup(attempt: VersionedAttempt) -> tuple[PageMarkup, ...]:
+def attempt_pages_markup(attempt: VersionedAttempt, layout: PageLayout) -> tuple[PageMarkup, ...]:
     """Return every page of the attempt, rendered once per attempt content (none if empty)."""
     digest = blake2b(attempt.content_version.encode(), digest_size=12).hexdigest()
-    # The pages hold translated text (the heading of a page without a Group): one per language.
-    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{attempt.pk}:{digest}"
-    pages = RECENT_PAGES.get(key)
-    if pages is not None:
-        return pages
-    pages = cache.get(key)
-    if pages is None:
-        if not isinstance(attempt, AssessmentAttempt):
-            attempt = AssessmentAttempt.objects.get(pk=attempt.pk)
-        pages = tuple(
-            PageMarkup(page.number, page.group, _render_questions_markup(page))
-            for page in question_pages(attempt)
-        )
-        cache.set(key, pages, CACHE_TIMEOUT)
-    with _recent_pages_lock:
-        while len(RECENT_PAGES) >= RECENT_PAGES_LIMIT:
-            del RECENT_PAGES[next(iter(RECENT_PAGES))]
-        RECENT_PAGES[key] = pages
-    return pages
+    # The pages hold translated text (the heading of a page without a Group) and audio in the
+    # page's language: one per language, and one per layout (grouped or one question a page).
+    shape = "one" if layout.one_per_screen else "grouped"
+    key = f"assessments:pages:{MARKUP_VERSION}:{get_language()}:{shape}:{attempt.pk}:{digest}"
+    entry = RECENT_PAGES.get(key)
+    if entry is None or not _fresh(entry[0]):
+        entry = cache.get(key)
+        if entry is None or not _fresh(entry[0]):
+            entry = _render_pages(attempt, layout)
+            timeout = CACHE_TIMEOUT if entry[0] is None else UNSETTLED_SECONDS
+            cache.set(key, entry, timeout)
+        with _recent_pages_lock:
+            RECENT_PAGES.pop(key, None)
+            while len(RECENT_PAGES) >= RECENT_PAGES_LIMIT:
+                del RECENT_PAGES[next(iter(RECENT_PAGES))]
+            RECENT_PAGES[key] = entry
+    return entry[1]
 
 
-def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
+def _fresh(good_until: float | None) -> bool:
+    return good_until is None or time.time() < good_until
+
+
+def _render_pages(
+    attempt: VersionedAttempt, layout: PageLayout
+) -> tuple[float | None, tuple[PageMarkup, ...]]:
+    """Render every page, with the pictures and recordings ready now; say until when it holds."""
+    if not isinstance(attempt, AssessmentAttempt):
+        attempt = AssessmentAttempt.objects.get(pk=attempt.pk)
+    questions = attempt.questions
+    # The only reads of the pictures and speech rooms: once per rendering, never per view.
+    addresses = {a.icon for q in questions for a in q.answers if _is_address(a.icon)}
+    texts = {q.text for q in questions} | {a.copy for q in questions for a in q.answers}
+    pictures = picture_urls(addresses)
+    recordings = recording_urls(texts, get_language())
+    settled = len(pictures) == len(addresses) and len(recordings) == len(texts)
+    pages = tuple(
+        PageMarkup(page.number, page.group, _render_questions_markup(page, pictures, recordings))
+        for page in question_pages(attempt, layout)
+    )
+    return (None if settled else time.time() + UNSETTLED_SECONDS), pages
+
+
+def _is_address(icon: str | None) -> bool:
+    """Return whether an icon is an address the portal fetches (not a known name)."""
+    return bool(icon) and icon.lower().startswith("https://") and icon_symbol(icon) is None
+
+
+def _render_questions_markup(
+    page: QuestionPage, pictures: Mapping[str, str], recordings: Mapping[str, str]
+) -> QuestionsMarkup:
     """Render a page's fieldsets once, with a numbered marker in each gap."""
     # A random marker per rendering: upstream text cannot contain it by chance or design.
     marker = f"gap{secrets.token_hex(16)}"
@@ -172,6 +212,7 @@ def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
                 "name": name,
                 "auto_id": auto_id,
                 "label": entry.question.text,
+                "audio": recordings.get(entry.question.text, ""),
                 "error_class": gap(ERROR_CLASS, name),
                 "error_reference": gap(ERROR_REFERENCE, name),
                 "error_message": gap(ERROR_MESSAGE, name),
@@ -180,6 +221,8 @@ def _render_questions_markup(page: QuestionPage) -> QuestionsMarkup:
                         "id": answer.id,
                         "copy": answer.copy,
                         "icon": answer.icon,
+                        "picture": pictures.get(answer.icon or "", ""),
+                        "audio": recordings.get(answer.copy, ""),
                         "input_id": f"{auto_id}_{number}",
                         "checked": gap(CHECKED, name, entry.question.id, answer.id),
                     }
@@ -254,3 +297,21 @@ def _results_context(
             focus_area_words(area.name, primary=primary) for area in result.areas_needing_help
         ],
     }
+
+
+def progress_dots(
+    pages: Sequence[PageMarkup], number: int, answers: Mapping[str, str | None]
+) -> list[str]:
+    """Return each question's dot, in order: "answered", "current" or "todo"."""
+    dots = []
+    for page in pages:
+        offered: dict[str, list[str]] = {}
+        for kind, _field, question_id, answer_id in page.questions.gaps:
+            if kind == CHECKED:
+                offered.setdefault(question_id, []).append(answer_id)
+        for question_id, answer_ids in offered.items():
+            if page.number == number:
+                dots.append("current")
+            else:
+                dots.append("answered" if answers.get(question_id) in answer_ids else "todo")
+    return dots

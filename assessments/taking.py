@@ -13,6 +13,10 @@ from assessments.models import (
     version_of_content,
 )
 from partner_api import Answer, Question
+from schools.models import PartnerSettings
+
+# The spec's level code of primary pupils (ages 4 to 11), as learners.models.Level names it.
+PRIMARY_LEVEL = "LOA_PARTNER_LEVEL3"
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,61 @@ class QuestionPage:
     questions: tuple[PageQuestion, ...]
 
 
-def question_pages(attempt: AssessmentAttempt) -> list[QuestionPage]:
-    """Split the stored questions into one page per Group, in order of first appearance."""
+@dataclass(frozen=True)
+class PageLayout:
+    """How a learner's question pages look: for the youngest, one question at a time."""
+
+    primary: bool = False
+    one_per_screen: bool = False
+    # Read each question aloud as it appears (the page's script; its buttons are always there).
+    read_aloud: bool = False
+
+
+GROUPED = PageLayout()
+
+
+def page_layout(level: str, school_id: int) -> PageLayout:
+    """Return the layout of pages at this level in this school (settings read for primary only)."""
+    # Only a primary attempt reads the school's settings (from the row cache): every other
+    # question page view stays at the one query of its snapshot.
+    if level != PRIMARY_LEVEL:
+        return GROUPED
+    settings = PartnerSettings.of(school_id)
+    return PageLayout(
+        primary=True,
+        one_per_screen=settings.primary_one_per_screen,
+        read_aloud=settings.primary_read_aloud,
+    )
+
+
+def attempt_layout(attempt: AssessmentAttempt) -> PageLayout:
+    """Return the layout of the attempt's pages: its assessment's level, else its learner's."""
+    learner = attempt.learner
+    return page_layout(attempt.level or learner.level, learner.school_id)
+
+
+def question_pages(
+    attempt: AssessmentAttempt, layout: PageLayout | None = None
+) -> list[QuestionPage]:
+    """Split the stored questions into pages: one per Group, or one per question for the youngest.
+
+    Every caller that numbers pages goes through here, so the resume point, the autosave's page,
+    the check page's Change links and the page links agree on the attempt's layout.
+    """
+    if layout is None:
+        layout = attempt_layout(attempt)
     groups: dict[str, list[PageQuestion]] = {}
     # A page always has a heading (callers that cache pages key them by language).
     untitled = gettext("Questions")
+    if layout.one_per_screen:
+        return [
+            QuestionPage(
+                number=position,
+                group=question.group.strip() or untitled,
+                questions=(PageQuestion(position, question),),
+            )
+            for position, question in enumerate(attempt.questions, start=1)
+        ]
     for position, question in enumerate(attempt.questions, start=1):
         group = question.group.strip() or untitled
         groups.setdefault(group, []).append(PageQuestion(position, question))
@@ -56,6 +110,7 @@ class AttemptSnapshot:
     state: str
     content_version: str  # as AssessmentAttempt.content_version
     answers: dict[str, str]
+    level: str = ""  # the assessment's level (blank: the learner's)
 
     @property
     def is_open(self) -> bool:
@@ -63,7 +118,7 @@ class AttemptSnapshot:
 
 
 def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
-    """Return the learner's attempt's state, content version and saved answers in one query."""
+    """Return the learner's attempt's state, level, content version and answers in one query."""
     # Plain SQL: this runs on every question page view, where building the same query with
     # the ORM costs more than the rest of the page's own work (benchmarked: 0.5 ms of CPU).
     quote = connection.ops.quote_name
@@ -71,7 +126,7 @@ def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
     answers = quote(AttemptAnswer._meta.db_table)
     # Only the models' own table names are formatted in; the values are parameters.
     sql = (
-        "SELECT a.id, a.state, a.offered_at, a.state_changed_at, a.session,"  # noqa: S608
+        "SELECT a.id, a.state, a.offered_at, a.state_changed_at, a.session, a.level,"  # noqa: S608
         f" x.question_id, x.answer_id FROM {attempts} a LEFT JOIN {answers} x"
         f" ON x.attempt_id = a.id WHERE a.learner_id = %s AND a.assessment_id = %s"
     )
@@ -80,11 +135,12 @@ def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
         rows = cursor.fetchall()
     if not rows:
         return None
-    pk, state, offered_at, state_changed_at, session = rows[0][:5]
+    pk, state, offered_at, state_changed_at, session, level = rows[0][:6]
     return AttemptSnapshot(
         pk=pk,
         state=state,
         content_version=version_of_content(offered_at, state_changed_at, session),
+        level=level,
         answers={question: answer for *_, question, answer in rows if question is not None},
     )
 
@@ -172,10 +228,12 @@ def unanswered_questions(attempt: AssessmentAttempt, answers: dict[str, str]) ->
     return [question for question in attempt.questions if chosen_answer(question, answers) is None]
 
 
-def first_page_to_resume(attempt: AssessmentAttempt, answers: dict[str, str]) -> int | None:
+def first_page_to_resume(
+    attempt: AssessmentAttempt, answers: dict[str, str], layout: PageLayout | None = None
+) -> int | None:
     """Return the number of the first page with an unanswered question, or None if all done."""
     missing = {question.id for question in unanswered_questions(attempt, answers)}
-    for page in question_pages(attempt):
+    for page in question_pages(attempt, layout):
         if any(entry.question.id in missing for entry in page.questions):
             return page.number
     return None

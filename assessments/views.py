@@ -20,10 +20,13 @@ from assessments.forms import QuestionPageForm, field_name
 from assessments.learner_results import results_page
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
+    PageLayout,
+    attempt_layout,
     attempt_snapshot,
     check_answers_sections,
     current_attempt,
     first_page_to_resume,
+    page_layout,
     question_pages,
     results_snapshot,
     saved_answers,
@@ -40,7 +43,9 @@ State = AssessmentAttempt.State
 
 def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> AssessmentAttempt:
     """Return the learner's own attempt, or 404 (never another learner's)."""
-    return get_object_or_404(AssessmentAttempt, learner=learner, assessment_id=assessment_id)
+    attempt = get_object_or_404(AssessmentAttempt, learner=learner, assessment_id=assessment_id)
+    attempt.learner = learner  # its pages' layout reads the learner's level and school
+    return attempt
 
 
 @learner_required
@@ -108,17 +113,22 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
         snapshot = attempt_snapshot(learner=request.learner, assessment_id=assessment_id)
         if snapshot is None:
             raise Http404
-        pages = page_markup.attempt_pages_markup(snapshot) if snapshot.is_open else ()
+        learner = request.learner
+        layout = page_layout(snapshot.level or learner.level, learner.school_id)
+        pages = page_markup.attempt_pages_markup(snapshot, layout) if snapshot.is_open else ()
         if not pages:
             return redirect("assessments:take", assessment_id=assessment_id)
         if not 1 <= number <= len(pages):
             raise Http404
-        return _render_question_page(request, assessment_id, pages, number, snapshot.answers)
+        return _render_question_page(
+            request, assessment_id, layout, pages, number, snapshot.answers
+        )
 
     attempt = _get_attempt_for_learner(request.learner, assessment_id)
     if not attempt.is_open or not attempt.has_content:
         return redirect("assessments:take", assessment_id=assessment_id)
-    pages = question_pages(attempt)
+    layout = attempt_layout(attempt)
+    pages = question_pages(attempt, layout)
     if not 1 <= number <= len(pages):
         raise Http404
     page = pages[number - 1]
@@ -142,9 +152,11 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
 
     # The same cached fieldsets as a page view, filled with what was sent and its errors.
     posted = {entry.question.id: request.POST.get(field_name(entry)) for entry in page.questions}
-    markup = page_markup.attempt_pages_markup(attempt)
+    if layout.one_per_screen:  # the progress dots show the other pages' saved answers
+        posted = {**saved_answers(attempt), **posted}
+    markup = page_markup.attempt_pages_markup(attempt, layout)
     return _render_question_page(
-        request, assessment_id, markup, number, posted, form.errors, bool(form.choices())
+        request, assessment_id, layout, markup, number, posted, form.errors, bool(form.choices())
     )
 
 
@@ -156,6 +168,7 @@ def _returning_to_check(request: HttpRequest) -> bool:
 def _render_question_page(
     request: HttpRequest,
     assessment_id: int,
+    layout: PageLayout,
     pages: tuple[page_markup.PageMarkup, ...],
     number: int,
     chosen: dict[str, str | None],
@@ -166,6 +179,9 @@ def _render_question_page(
     page = pages[number - 1]
     context = {
         "assessment_id": assessment_id,
+        "layout": layout,
+        # One dot per question, for the youngest who see one question at a time.
+        "dots": page_markup.progress_dots(pages, number, chosen) if layout.one_per_screen else (),
         "page": page,
         "page_count": len(pages),
         "returning_to_check": _returning_to_check(request),

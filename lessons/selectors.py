@@ -90,7 +90,10 @@ def _progress(pupils: list[Learner]) -> dict[int, tuple[str, bool]]:
         .defer("content")
         .order_by("learner_id", "-offered_at", "-pk")
     )
+    by_id = {pupil.pk: pupil for pupil in pupils}
     for attempt in attempts:
+        # Its layout (one question per page for the youngest) is read from its learner.
+        attempt.learner = by_id[attempt.learner_id]
         latest.setdefault(attempt.learner_id, attempt)
     under_way = [a.pk for a in latest.values() if a.state == State.IN_PROGRESS]
     contents = dict(AssessmentAttempt.objects.filter(pk__in=under_way).values_list("pk", "content"))

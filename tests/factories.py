@@ -3,6 +3,8 @@
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from hashlib import sha256
+from io import BytesIO
 from itertools import count
 from zoneinfo import ZoneInfo
 
@@ -10,6 +12,7 @@ from django import forms
 from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
+from PIL import Image as PillowImage
 
 from accounts.access import STAFF_GROUP
 from accounts.models import SignInLock, StaffRole
@@ -23,6 +26,8 @@ from followups.models import FollowUp
 from imports.models import ImportJob, ImportRow
 from learners.models import Learner, Level
 from partner_api import Answer, Question
+from pictures.models import Picture
+from pictures.selectors import address_hash
 from schools.models import PartnerSettings
 from staff.forms import PartnerSettingsForm
 
@@ -163,6 +168,45 @@ def make_attempt(learner, *, assessment_id=41, state=State.IN_PROGRESS, content=
         state=state,
         state_changed_at=timezone.now(),
     )
+
+
+# Answers with pictures given by address (issue 31): the portal fetches and serves them itself.
+SUN = "https://pictures.upstream.example/sun.png"
+MOON = "https://pictures.upstream.example/moon.png"
+
+
+def pictured_content() -> dict:
+    """Two questions in one Group; the first's answers have pictures given by address."""
+    answers = [("a1", "Happy", SUN), ("a2", "Sad", MOON), ("a3", "Not sure", "smile")]
+    feel = Question(
+        id="q-feel", text="How do you feel at school?", group="Feelings", display_order=1,
+        created=None, updated=None,
+        answers=[
+            Answer(id=f"q-feel-{key}", question_id="q-feel", display_order=n, copy=copy, icon=icon)
+            for n, (key, copy, icon) in enumerate(answers, start=1)
+        ],
+    )  # fmt: skip
+    play = Question(
+        id="q-play", text="Do you have friends to play with?", group="Feelings",
+        display_order=2, created=None, updated=None,
+        answers=[
+            Answer(id="q-play-a1", question_id="q-play", display_order=1, copy="Yes", icon=""),
+            Answer(id="q-play-a2", question_id="q-play", display_order=2, copy="No", icon=""),
+        ],
+    )  # fmt: skip
+    return questions_to_json([feel, play])
+
+
+def ready_picture(address: str) -> Picture:
+    """Keep a small PNG for an icon address, fetched and ready to serve from the portal."""
+    image = BytesIO()
+    PillowImage.new("RGB", (64, 64), "orange").save(image, format="PNG")
+    data = image.getvalue()
+    return Picture.objects.create(
+        address=address, address_hash=address_hash(address), state=Picture.State.READY,
+        image=data, content_type="image/png", digest=sha256(data).hexdigest(),
+        width=64, height=64,
+    )  # fmt: skip
 
 
 def make_result(attempt) -> AssessmentResult:

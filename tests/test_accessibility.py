@@ -31,6 +31,7 @@ from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
     PASSWORD,
+    SUN,
     VALID,
     cohort_learner,
     completed,
@@ -41,6 +42,8 @@ from tests.factories import (
     make_sign_in_lock,
     make_staff,
     mid_way,
+    pictured_content,
+    ready_picture,
     upload_file,
 )
 from tests.identity_provider import running_identity_provider, use_identity_provider
@@ -179,6 +182,35 @@ def test_learner_pages_pass_axe_in_each_state(browser, live_server, learner, set
     page.goto(live_server.url + "/me/")
     page.get_by_role("alertdialog").wait_for(timeout=10000)
     assert_accessible(page, "session-timeout dialog open")
+    page.close()
+
+
+def test_the_primary_one_question_page_passes_axe_with_pictures_and_speak_buttons(
+    browser, live_server, learner, viewport
+):
+    """A primary pupil's page: one question, picture tiles, dots, the read-aloud buttons shown."""
+    ready_picture(SUN)
+    learner.level = "LOA_PARTNER_LEVEL3"
+    learner.save(update_fields=["level"])
+    attempt = make_attempt(learner, content=pictured_content())
+    page = sign_in(browser, live_server, learner.user, viewport)
+
+    page.goto(live_server.url + page_url(attempt))
+    picture = page.locator("main img.answer-picture")
+    # Served from the portal's own origin, whole (the page's CSP allows no other).
+    assert picture.count() == 1 and picture.evaluate("img => img.naturalWidth") == 64
+    # What static/js/read_aloud.js shows where the browser can speak.
+    page.evaluate(
+        "document.querySelectorAll('.speak, .read-aloud-toggle')"
+        ".forEach(function (button) { button.hidden = false; })"
+    )
+    assert_accessible(page, "primary question page, one question")
+    page.click("label[for=id_q1_1]")
+    click_and_wait(page, "main button[name=continue]")
+    assert "/page/2/" in page.url
+    click_and_wait(page, "main button[name=continue]")
+    assert page.is_visible(".error-summary")
+    assert_accessible(page, "primary question page, second question with an error")
     page.close()
 
 

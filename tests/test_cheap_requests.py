@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from assessments.models import AssessmentAttempt
+from assessments.taking import PRIMARY_LEVEL
 from classes.services import group_learner_remove, group_learners_add
 from kit import row_cache
 from privacy.services import learner_erase
@@ -71,6 +72,17 @@ def test_a_question_page_reads_only_its_attempt_from_the_database(
     # The session, the user with learner, the attempt, and the schools (the header names the
     # learner's; kept in the shared cache with the rest).
     assert len(uncached) == 4
+
+
+def test_a_primary_pupils_one_question_page_reads_only_its_attempt_too(signed_in, attempt, learner):
+    learner.level = PRIMARY_LEVEL
+    learner.save(update_fields=["level"])
+    signed_in.get(page_url(attempt, 2))  # the school's settings, now in the row cache
+
+    queries = queries_of(signed_in, page_url(attempt, 3))
+
+    assert len(queries) == 1 and "assessments_assessmentattempt" in queries[0]
+    assert "Question 3 of 3" in signed_in.get(page_url(attempt, 3)).content.decode()
 
 
 def test_a_results_page_needs_no_session_or_user_query(signed_in, attempt, settings, learner):

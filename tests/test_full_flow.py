@@ -11,7 +11,10 @@ from assessments.models import AssessmentAttempt, AttemptAnswer
 from kit.numbers import number_text
 from learners.models import Learner
 
-RADIO = re.compile(r'<input type="radio" name="(q\d+)" id="[^"]+" value="([^"]+)"')
+# A radio carries its answer's words for the read-aloud script (data-speak) before its name.
+RADIO = re.compile(
+    r'<input type="radio"(?: data-speak="[^"]*")? name="(q\d+)" id="[^"]+" value="([^"]+)"'
+)
 LEARNER_PASSWORD = "Tidy-Desk-Mornings-42"
 
 

@@ -47,7 +47,10 @@ API_PREFIX = "/plapi/v1/partners"
 FAULTS = ("500", "503", "drop", "non_json", "missing_field", "processed_500")
 LOGGERS = ("django", "django.request", "urllib3", "portal", "learners", "assessments", "audit")
 State = AssessmentAttempt.State
-RADIO = re.compile(r'<input type="radio" name="(q\d+)" id="[^"]+" value="([^"]+)"')
+# A radio carries its answer's words for the read-aloud script (data-speak) before its name.
+RADIO = re.compile(
+    r'<input type="radio"(?: data-speak="[^"]*")? name="(q\d+)" id="[^"]+" value="([^"]+)"'
+)
 # Staff pages that show a learner's upstream id on purpose (see the module's docstring).
 SHOWS_THE_LEARNER_ID = re.compile(r"^/learners/\d+/(export|erase)/$")
 # Attributes every log record has; anything else on a record is an `extra` a caller passed.

@@ -27,13 +27,16 @@ SESSION_WARNING_SECONDS = 120
 
 
 @register.simple_tag
-def answer_icon(icon: str | None) -> str:
-    """Render an answer's icon if it is a known name; otherwise nothing.
+def answer_icon(icon: str | None, picture: str = "") -> str:
+    """Render an answer's picture kept by the portal, else a known name's symbol, else nothing.
 
-    An icon given by address is not shown: the learner's browser would fetch it from a host the
-    portal does not control, telling it who is taking an assessment and when. Icons are only
-    decoration (the answer's text says everything), so nothing is lost.
+    An icon given by address is never shown from there: the learner's browser would fetch it
+    from a host the portal does not control, telling it who is taking an assessment and when.
+    Only the copy the portal fetched and serves itself (`picture`, its own address) is shown.
+    Icons are decoration (the answer's text says everything): screen readers skip them.
     """
+    if picture:
+        return format_html('<img src="{}" alt="" class="answer-picture">', picture)
     symbol = icon_symbol(icon) if icon else None
     if symbol:
         return format_html('<span class="answer-icon" aria-hidden="true">{}</span>', symbol)
