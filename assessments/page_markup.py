@@ -33,15 +33,20 @@ from assessments.forms import field_name
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.taking import PageLayout, QuestionPage, ResultsSnapshot, question_pages
 from kit.icons import icon_symbol
-from pictures.selectors import picture_urls
-from speech.selectors import recording_urls
+from partner_api.pictures import picture_fetchable
+from pictures.selectors import picture_urls, pictures_waiting
+from speech.selectors import recording_urls, recordings_waiting
 
 # Part of every cache key: bump it when the question or results templates below change, so a
 # shared cache never serves markup of the previous release.
 MARKUP_VERSION = 5
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
-# Markup rendered while a picture or a recording was still on its way is rebuilt this often.
-UNSETTLED_SECONDS = 30
+# Markup rendered while a picture or a recording was still on its way is rebuilt this often
+# (a few ms and a few queries): only the first pupils to meet new content see it without
+# them, for the seconds the media worker takes.
+UNSETTLED_SECONDS = 5
+# Markup rendered when one failed (it is tried again in minutes to days) is rebuilt this often.
+FAILED_SECONDS = 10 * 60
 
 # Pages of attempts viewed lately, also kept in this process: the shared cache hands back a
 # copy that it unpickles on every page view (the bench's page of 22 questions costs about
@@ -176,19 +181,24 @@ def _render_pages(
     # The only reads of the pictures and speech rooms: once per rendering, never per view.
     addresses = {a.icon for q in questions for a in q.answers if _is_address(a.icon)}
     texts = {q.text for q in questions} | {a.copy for q in questions for a in q.answers}
+    texts = {text for text in texts if text.strip()}  # a blank text is never spoken
     pictures = picture_urls(addresses)
     recordings = recording_urls(texts, get_language())
-    settled = len(pictures) == len(addresses) and len(recordings) == len(texts)
     pages = tuple(
         PageMarkup(page.number, page.group, _render_questions_markup(page, pictures, recordings))
         for page in question_pages(attempt, layout)
     )
-    return (None if settled else time.time() + UNSETTLED_SECONDS), pages
+    if len(pictures) == len(addresses) and len(recordings) == len(texts):
+        return None, pages  # everything is here: kept as long as any markup
+    waiting = pictures_waiting(addresses - set(pictures)) or recordings_waiting(
+        texts - set(recordings), get_language()
+    )
+    return time.time() + (UNSETTLED_SECONDS if waiting else FAILED_SECONDS), pages
 
 
 def _is_address(icon: str | None) -> bool:
     """Return whether an icon is an address the portal fetches (not a known name)."""
-    return bool(icon) and icon.lower().startswith("https://") and icon_symbol(icon) is None
+    return bool(icon) and icon_symbol(icon) is None and picture_fetchable(icon)
 
 
 def _render_questions_markup(

@@ -25,3 +25,12 @@ def picture_urls(addresses: Iterable[str]) -> dict[str, str]:
         by_hash[key]: reverse("pictures:picture", kwargs={"digest": digest})
         for key, digest in ready
     }
+
+
+def pictures_waiting(addresses: Iterable[str]) -> bool:
+    """Return whether any of these pictures may still arrive soon (not yet kept, or pending)."""
+    keys = {address_hash(address) for address in addresses}
+    if not keys:
+        return False
+    settled = Picture.objects.filter(address_hash__in=keys).exclude(state=Picture.State.PENDING)
+    return settled.count() < len(keys)

@@ -25,3 +25,12 @@ def recording_urls(texts: Iterable[str], language: str) -> dict[str, str]:
         by_hash[key]: reverse("speech:recording", kwargs={"digest": digest})
         for key, digest in ready
     }
+
+
+def recordings_waiting(texts: Iterable[str], language: str) -> bool:
+    """Return whether any of these texts' audio may still arrive soon (not kept, or pending)."""
+    keys = {text_hash(text, language) for text in texts}
+    if not keys:
+        return False
+    settled = Recording.objects.filter(text_hash__in=keys).exclude(state=Recording.State.PENDING)
+    return settled.count() < len(keys)
