@@ -29,6 +29,7 @@ from partner_api import Answer, Question
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME = "bench.pages.learner"
+PRIMARY_USERNAME = "bench.pages.pupil"
 IN_PROGRESS_ID = 990_000_001
 COMPLETED_ID = 990_000_002
 TARGET_RATIO = 5.0
@@ -36,16 +37,19 @@ TARGET_RATIO = 5.0
 
 @dataclass
 class PageTargets:
-    """The URLs under load and the cookie that signs the learner in."""
+    """The URLs under load and the cookies that sign the learners in."""
 
     cookie: str
     question: str
     results: str
+    # A primary pupil's one-question page (their school's default layout), their own cookie.
+    primary_cookie: str
+    primary_question: str
     bare: str = "/bench/bare/"
 
 
-def bank_questions() -> list[Question]:
-    """Return the sandbox bank's questions as the client would read them, in display order."""
+def bank_questions(level: str | None = None) -> list[Question]:
+    """Return the sandbox bank's questions at a level as the client would read them, in order."""
     from sandbox import bank
 
     return [
@@ -67,52 +71,72 @@ def bank_questions() -> list[Question]:
                 for position, answer in enumerate(question.answers, 1)
             ],
         )
-        for question in bank.questions_for_level(bank.DEFAULT_LEVEL)
+        for question in bank.questions_for_level(level or bank.DEFAULT_LEVEL)
     ]
 
 
 @transaction.atomic
 def setup_learner() -> PageTargets:
-    """Create (or reset) the bench learner: one attempt half answered, one with results."""
+    """Create (or reset) the bench learners: a secondary one with an attempt half answered
+    and one with results, and a primary pupil with an attempt half answered."""
+    from learners.models import Level
+
+    cookie, question, results = _setup_one(USERNAME, Level.SECONDARY, with_results=True)
+    primary_cookie, primary_question, _ = _setup_one(
+        PRIMARY_USERNAME, Level.PRIMARY, with_results=False
+    )
+    return PageTargets(
+        cookie=cookie,
+        question=question,
+        results=results,
+        primary_cookie=primary_cookie,
+        primary_question=primary_question,
+    )
+
+
+def _setup_one(username: str, level: str, *, with_results: bool) -> tuple[str, str, str]:
+    """Create (or reset) one bench learner; return their cookie, question and results paths."""
     from accounts.idle import LAST_ACTIVITY_SESSION_KEY
     from assessments.content import questions_to_json
     from assessments.delivery import _store_results
     from assessments.models import AssessmentAttempt, AttemptAnswer
-    from learners.models import Learner, Level
+    from learners.models import Learner
     from partner_api.parsing import _parse_results
     from sandbox import bank
     from sandbox.scoring import score_submission
 
     user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(username=USERNAME)
+    user, _ = user_model.objects.get_or_create(username=username)
     user.set_unusable_password()
     user.save()
     learner, _ = Learner.objects.update_or_create(
         user=user,
         defaults={
-            "username": USERNAME,
+            "username": username,
             "first_name": "Bench",
             "last_name": "Learner",
-            "upstream_user_id": "bench-pages-learner",
-            "level": Level.SECONDARY,
+            "upstream_user_id": f"bench-pages-{username}",
+            "level": level,
             "status": Learner.Status.ACTIVE,
         },
     )
-    learner.attempts.filter(assessment_id__in=[IN_PROGRESS_ID, COMPLETED_ID]).delete()
-    questions = bank_questions()
+    offset = 0 if with_results else 10
+    in_progress_id, completed_id = IN_PROGRESS_ID + offset, COMPLETED_ID + offset
+    AssessmentAttempt.objects.filter(assessment_id__in=[in_progress_id, completed_id]).delete()
+    questions = bank_questions(level)
     now = timezone.now()
     common = {
         "learner": learner,
         "assessment_version": bank.ASSESSMENT_VERSION,
-        "title": bank.LEVELS[bank.DEFAULT_LEVEL].title,
-        "level": bank.DEFAULT_LEVEL,
+        "title": bank.LEVELS[level].title,
+        "level": level,
         "version": Decimal(bank.ASSESSMENT_VERSION_DECIMAL),
         "content": questions_to_json(questions),
         "session": "123456",
         "started_at": now,
     }
     in_progress = AssessmentAttempt.objects.create(
-        assessment_id=IN_PROGRESS_ID, state=AssessmentAttempt.State.IN_PROGRESS, **common
+        assessment_id=in_progress_id, state=AssessmentAttempt.State.IN_PROGRESS, **common
     )
     # Page 1 half answered: the page shows some radios checked, as a returning learner sees.
     first_page = [q for q in questions if q.group == questions[0].group]
@@ -120,11 +144,12 @@ def setup_learner() -> PageTargets:
         AttemptAnswer(attempt=in_progress, question_id=q.id, answer_id=q.answers[1].id)
         for q in first_page[: len(first_page) // 2 + 1]
     )
-    completed = AssessmentAttempt.objects.create(
-        assessment_id=COMPLETED_ID, state=AssessmentAttempt.State.SUBMITTED, **common
-    )
-    chosen = {q.id: q.answers[i % 4].id for i, q in enumerate(questions)}
-    _store_results(completed, _parse_results(score_submission(chosen, bank.DEFAULT_LEVEL)))
+    if with_results:
+        completed = AssessmentAttempt.objects.create(
+            assessment_id=completed_id, state=AssessmentAttempt.State.SUBMITTED, **common
+        )
+        chosen = {q.id: q.answers[i % len(q.answers)].id for i, q in enumerate(questions)}
+        _store_results(completed, _parse_results(score_submission(chosen, level)))
 
     # The configured engine (cached_db with Redis, as production): written to both.
     session = import_module(settings.SESSION_ENGINE).SessionStore()
@@ -133,10 +158,10 @@ def setup_learner() -> PageTargets:
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session[LAST_ACTIVITY_SESSION_KEY] = int(time.time())
     session.create()
-    return PageTargets(
-        cookie=f"sessionid={session.session_key}",
-        question=f"/me/assessments/{IN_PROGRESS_ID}/page/1/",
-        results=f"/me/assessments/{COMPLETED_ID}/results/",
+    return (
+        f"sessionid={session.session_key}",
+        f"/me/assessments/{in_progress_id}/page/1/",
+        f"/me/assessments/{completed_id}/results/",
     )
 
 
@@ -177,8 +202,15 @@ def check_pages(port: int, targets: PageTargets) -> str:
     # A browser sends its CSRF cookie back, so a page does not mint a new one every time.
     cookie = "; ".join([targets.cookie, *csrf])
     status, body, _ = fetch(port, targets.results, cookie)
-    if status != 200 or "About these results" not in body:
+    if status != 200 or "Things that could help" not in body:
         raise RuntimeError(f"results page answered {status}, not the results: {body[:300]}")
+    status, body, headers = fetch(port, targets.primary_question, targets.primary_cookie)
+    # One question per screen: the first page holds one question's radios and the dots.
+    if status != 200 or 'type="radio"' not in body or body.count("<fieldset") != 1:
+        raise RuntimeError(f"primary page answered {status}, not one question: {body[:300]}")
+    csrf = [v.split(";")[0] for k, v in headers if k.lower() == "set-cookie" and "csrftoken" in v]
+    if csrf:
+        targets.primary_cookie = "; ".join([targets.primary_cookie.split("; ")[0], *csrf])
     status, body, _ = fetch(port, targets.bare, cookie)
     if status != 200 or body != "ok":
         raise RuntimeError(f"bare view answered {status}: {body[:300]}")
@@ -222,6 +254,7 @@ def measure(env: dict[str, str], rounds: int = 5, seconds: float = 2.0) -> dict:
             "bare (anonymous)": (targets.bare, ""),
             "bare (signed in)": (targets.bare, cookie),
             "question page": (targets.question, cookie),
+            "primary question page": (targets.primary_question, targets.primary_cookie),
             "results page": (targets.results, cookie),
         }
         for path, with_cookie in paths.values():  # warm up every worker and cache
@@ -255,7 +288,7 @@ def rows(env: dict[str, str], *, rounds: int, seconds: float) -> list[tuple[str,
             "",
         )
     ]
-    for name in ("question page", "results page"):
+    for name in ("question page", "primary question page", "results page"):
         ratios = [b / p for b, p in zip(samples["bare (anonymous)"], samples[name], strict=True)]
         signed = [b / p for b, p in zip(samples["bare (signed in)"], samples[name], strict=True)]
         ratio = median(ratios)
