@@ -34,12 +34,13 @@ NETWORK_EN_GB = [
 LABEL = "Read questions aloud by themselves"
 
 
-def speak_button(text: str, with_audio: bool) -> str:
+def speak_button(text: str, with_audio: bool, question: bool = False) -> str:
     audio = f' data-audio="{AUDIO[text]}"' if with_audio and text in AUDIO else ""
     text = html.escape(text)
+    name = "Read the question aloud" if question else f"Read aloud: {text}"
     return (
         f'<button type="button" class="speak" data-speak="{text}"{audio} '
-        f'aria-label="Read aloud: {text}" hidden>Listen</button>'
+        f'aria-label="{name}" hidden>Listen</button>'
     )
 
 
@@ -59,8 +60,8 @@ def page_html(*, auto: bool, with_audio: bool = True, first: str = QUESTION) -> 
   <button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>Read aloud</button>
 </div>
 <form>
-<fieldset><legend>{first}</legend> {speak_button(first, with_audio)} {answers}</fieldset>
-<fieldset><legend>{SECOND}</legend> {speak_button(SECOND, with_audio)}
+<fieldset><legend>{first}</legend> {speak_button(first, with_audio, True)} {answers}</fieldset>
+<fieldset><legend>{SECOND}</legend> {speak_button(SECOND, with_audio, True)}
   <label><input type="radio" name="q2" value="0" data-speak="Yes"> Yes</label></fieldset>
 </form>
 </main></body></html>"""
