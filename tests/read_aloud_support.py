@@ -251,3 +251,17 @@ def wait_spoken(page, texts: list[str]) -> None:
         arg=texts,
         timeout=WAIT_MS,
     )
+
+
+def wait_started(page) -> None:
+    """Wait until the script has run and found how it reads aloud (its listeners are set)."""
+    page.wait_for_function(
+        "() => document.documentElement.hasAttribute('data-read-aloud')", timeout=WAIT_MS
+    )
+
+
+def arrive_by_pointer(page) -> None:
+    """Come to the page again as a pupil leaving the page before by a click or tap does."""
+    wait_started(page)
+    page.mouse.click(2, 2)  # the page's margin: nothing is chosen or pressed
+    page.reload()
