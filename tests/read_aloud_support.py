@@ -34,12 +34,13 @@ NETWORK_EN_GB = [
 LABEL = "Read questions aloud by themselves"
 
 
-def speak_button(text: str, with_audio: bool) -> str:
+def speak_button(text: str, with_audio: bool, question: bool = False) -> str:
     audio = f' data-audio="{AUDIO[text]}"' if with_audio and text in AUDIO else ""
     text = html.escape(text)
+    name = "Read the question aloud" if question else f"Read aloud: {text}"
     return (
         f'<button type="button" class="speak" data-speak="{text}"{audio} '
-        f'aria-label="Read aloud: {text}" hidden>Listen</button>'
+        f'aria-label="{name}" hidden>Listen</button>'
     )
 
 
@@ -59,8 +60,8 @@ def page_html(*, auto: bool, with_audio: bool = True, first: str = QUESTION) -> 
   <button type="button" class="read-aloud-toggle" aria-pressed="true" hidden>Read aloud</button>
 </div>
 <form>
-<fieldset><legend>{first}</legend> {speak_button(first, with_audio)} {answers}</fieldset>
-<fieldset><legend>{SECOND}</legend> {speak_button(SECOND, with_audio)}
+<fieldset><legend>{first}</legend> {speak_button(first, with_audio, True)} {answers}</fieldset>
+<fieldset><legend>{SECOND}</legend> {speak_button(SECOND, with_audio, True)}
   <label><input type="radio" name="q2" value="0" data-speak="Yes"> Yes</label></fieldset>
 </form>
 </main></body></html>"""
@@ -250,3 +251,17 @@ def wait_spoken(page, texts: list[str]) -> None:
         arg=texts,
         timeout=WAIT_MS,
     )
+
+
+def wait_started(page) -> None:
+    """Wait until the script has run and found how it reads aloud (its listeners are set)."""
+    page.wait_for_function(
+        "() => document.documentElement.hasAttribute('data-read-aloud')", timeout=WAIT_MS
+    )
+
+
+def arrive_by_pointer(page) -> None:
+    """Come to the page again as a pupil leaving the page before by a click or tap does."""
+    wait_started(page)
+    page.mouse.click(2, 2)  # the page's margin: nothing is chosen or pressed
+    page.reload()

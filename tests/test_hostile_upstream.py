@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import requests
 import responses
+from django.http import HttpResponse
 from django.utils.html import escape
 
 from assessments.child_words import focus_area_words
@@ -47,10 +48,18 @@ FORBIDDEN_TAGS = {
 }  # fmt: skip
 RAW_FORBIDDEN = re.compile(r"<\s*/?\s*(" + "|".join(sorted(FORBIDDEN_TAGS)) + r")\b", re.I)
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "srcset", "poster", "data", "xlink:href"}
-# Attributes that hold an upstream text as text: what a speak button reads aloud (the script
-# hands it to speech synthesis, never to markup or an address) and a button's accessible name.
-# Escaped like any text, they may say anything, "javascript:" included.
-TEXT_ATTRIBUTES = {"data-speak", "aria-label"}
+# Attributes that hold an upstream text as text: what a speak button or an answer's radio reads
+# aloud (the script hands it to speech synthesis, never to markup or an address) and a speak
+# button's accessible name. Escaped like any text, they may say anything, "javascript:" included;
+# only there: the same attribute on any other element is checked like the rest.
+SPEAK_BUTTON_TEXTS = {"data-speak", "aria-label"}
+
+
+def is_spoken_text(tag: str, attributes: dict, name: str) -> bool:
+    """Whether this attribute is a text read aloud: on button.speak, or an answer's radio."""
+    if tag == "button" and "speak" in (attributes.get("class") or "").split():
+        return name in SPEAK_BUTTON_TEXTS
+    return tag == "input" and attributes.get("type") == "radio" and name == "data-speak"
 
 
 def payload(name: str) -> dict:
@@ -255,7 +264,7 @@ def assert_page_is_inert(response, images=frozenset(), external_link=only_the_go
             assert name not in ("style", "srcdoc", "formaction", "background"), (tag, name)
             if tag == "a" and name == "href" and external_link(value or ""):
                 continue  # an http(s) or mailto link: its path may say anything
-            if name in TEXT_ATTRIBUTES:
+            if is_spoken_text(tag, attributes, name):
                 continue
             compact = re.sub(r"[\s\x00-\x1f]", "", value or "").lower()
             assert "javascript:" not in compact, f"<{tag} {name}={value!r}>"
@@ -283,14 +292,36 @@ def assert_page_is_inert(response, images=frozenset(), external_link=only_the_go
 
 
 def attribute_values(html: str, skip_radio_values: bool = False) -> str:
-    """Return every attribute value of the page but its texts (TEXT_ATTRIBUTES), joined."""
+    """Return every attribute value of the page but its texts read aloud, joined."""
     return "\n".join(
         value or ""
         for tag, attributes, _ in read_page(html).tags
         for name, value in attributes.items()
-        if name not in TEXT_ATTRIBUTES
+        if not is_spoken_text(tag, attributes, name)
         and not (skip_radio_values and tag == "input" and name == "value")
     )
+
+
+def test_only_speak_buttons_and_answers_radios_may_carry_a_text_read_aloud():
+    sneaky = "javascript:alert(1)"
+    allowed = (
+        f'<button type="button" class="speak" data-speak="{sneaky}" '
+        f'aria-label="Read aloud: {sneaky}" hidden></button>'
+        f'<input type="radio" name="q1" value="1" data-speak="{sneaky}">'
+    )
+    assert_page_is_inert(HttpResponse(allowed))
+    assert "alert(" not in attribute_values(allowed, skip_radio_values=True)
+
+    for elsewhere in (
+        f'<a href="/" aria-label="{sneaky}">Home</a>',
+        f'<div data-speak="{sneaky}"></div>',
+        f'<button type="button" class="button" aria-label="{sneaky}"></button>',
+        f'<input type="text" name="q" data-speak="{sneaky}">',
+        f'<input type="radio" name="q1" value="1" aria-label="{sneaky}">',
+    ):
+        with pytest.raises(AssertionError, match="javascript:"):
+            assert_page_is_inert(HttpResponse(elsewhere))
+        assert "alert(" in attribute_values(elsewhere), elsewhere
 
 
 def upstream_html_blocks(html: str) -> list[str]:

@@ -6,8 +6,21 @@ import re
 
 import pytest
 
+from assessments.content import questions_to_json
+from assessments.taking import PRIMARY_LEVEL
+from partner_api import Answer, Question
 from tests.browsing import browser_sign_in
-from tests.factories import SLEEP, completed, flagged, make_attempt, make_sign_in_lock
+from tests.factories import (
+    MOON,
+    SLEEP,
+    SUN,
+    completed,
+    flagged,
+    make_attempt,
+    make_sign_in_lock,
+    ready_picture,
+)
+from tests.journeys import page_url
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -112,3 +125,53 @@ def test_the_sort_menu_is_wide_enough_for_its_longest_option(staff_page, needing
 
     assert sort.bounding_box()["width"] >= needed - 0.5, (sort.bounding_box(), needed)
     assert sort.bounding_box()["x"] + sort.bounding_box()["width"] <= width
+
+
+# A browser voice on the device, so the page shows its speaker buttons.
+ONE_VOICE = """
+Object.defineProperty(window, "speechSynthesis", {configurable: true, value: {
+  speaking: false, pending: false, paused: false,
+  getVoices: () => [{name: "Test", lang: "en-GB", default: true, localService: true}],
+  speak() {}, cancel() {}, pause() {}, resume() {},
+  addEventListener() {}, removeEventListener() {},
+}});
+"""
+# How many lines the label's words take (a long word broken mid-word takes two).
+WORD_LINES_JS = """(label) => {
+  const words = [...label.childNodes].filter((node) => node.nodeType === 3 && node.data.trim());
+  const range = document.createRange();
+  range.selectNodeContents(words[words.length - 1]);
+  return new Set([...range.getClientRects()].map((box) => Math.round(box.top))).size;
+}"""
+LONG_WORDS = [("Uncomfortable", SUN), ("Occasionally", MOON), ("Embarrassed", "smile")]
+
+
+def test_a_primary_pupils_answer_tiles_and_speakers_fit_a_phone(browser, live_server, learner):
+    learner.level = PRIMARY_LEVEL
+    learner.save(update_fields=["level"])
+    ready_picture(SUN)
+    ready_picture(MOON)
+    question = Question(
+        id="q-feel", text="How do you feel when you answer questions in class?",
+        group="Feelings", display_order=1, created=None, updated=None,
+        answers=[
+            Answer(id=f"q-feel-{n}", question_id="q-feel", display_order=n, copy=copy, icon=icon)
+            for n, (copy, icon) in enumerate(LONG_WORDS, start=1)
+        ],
+    )  # fmt: skip
+    attempt = make_attempt(learner, content=questions_to_json([question]))
+    context = browser.new_context(viewport={"width": PHONE, "height": 800})
+    context.add_init_script(ONE_VOICE)
+    page = context.new_page()
+    browser_sign_in(page, live_server.url, learner.username)
+    page.goto(live_server.url + page_url(attempt))
+
+    speakers = page.locator("main button.speak")
+    speakers.first.wait_for(state="visible")
+    assert speakers.count() == 1 + len(LONG_WORDS)
+    for copy, _ in LONG_WORDS:
+        label = page.locator("main label", has_text=copy)
+        in_view_without_scrolling(page, label)
+        assert label.evaluate(WORD_LINES_JS) == 1, f"{copy} is broken across lines"
+        in_view_without_scrolling(page, page.locator(f'button.speak[data-speak="{copy}"]'))
+    context.close()

@@ -264,10 +264,12 @@ def speak_buttons(html: str) -> list[tuple[str, str | None]]:
     """Return each speak button's text and its audio address (None without one)."""
     buttons = re.findall(r'<button type="button" class="speak" ([^>]*)>', html)
     found = []
-    for attributes in buttons:
+    for number, attributes in enumerate(buttons):
         speak = re.search(r'data-speak="([^"]*)"', attributes).group(1)
         audio = re.search(r'data-audio="([^"]*)"', attributes)
-        assert f'aria-label="Read aloud: {speak}"' in attributes and " hidden" in attributes
+        # The question's name leaves out its text (its legend says it); an answer's says which.
+        name = "Read the question aloud" if number == 0 else f"Read aloud: {speak}"
+        assert f'aria-label="{name}"' in attributes and " hidden" in attributes
         found.append((speak, audio.group(1) if audio else None))
     return found
 

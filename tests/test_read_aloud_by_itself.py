@@ -3,12 +3,14 @@
 import pytest
 
 from tests.read_aloud_support import (
+    ANSWERS,
     AUDIO,
     EN_GB,
     LABEL,
     QUESTION,
     SECOND,
     WAIT_MS,
+    arrive_by_pointer,
     choose,
     launched_chromium,
     page_html,
@@ -18,6 +20,7 @@ from tests.read_aloud_support import (
     spoken,
     wait_shown,
     wait_spoken,
+    wait_started,
 )
 
 pytestmark = pytest.mark.browser
@@ -38,8 +41,11 @@ def open_page(browser, harness):
     yield from page_opener(browser, harness)
 
 
-def test_reading_by_itself_reads_the_first_question_then_the_answer_chosen(open_page):
+def test_after_a_tap_reading_by_itself_reads_the_first_question_then_the_answer_tapped(
+    open_page,
+):
     page = open_page(page_html(auto=True), voices=EN_GB)
+    arrive_by_pointer(page)
 
     wait_spoken(page, [QUESTION])
     toggle = page.locator(".read-aloud-toggle")
@@ -47,13 +53,51 @@ def test_reading_by_itself_reads_the_first_question_then_the_answer_chosen(open_
     assert toggle.get_attribute("aria-pressed") == "true"
     choose(page, "Sometimes")  # the answer's label: its radio is chosen
     wait_spoken(page, [QUESTION, "Sometimes"])
-    page.keyboard.press("ArrowDown")  # the next radio, by the keyboard
-    wait_spoken(page, [QUESTION, "Sometimes", "Often"])
+    page.keyboard.press("ArrowDown")  # the next radio, by the keyboard: not read
+    assert page.is_checked('input[data-speak="Often"]')
+    choose(page, "Never")
+    wait_spoken(page, [QUESTION, "Sometimes", "Never"])
     assert page.evaluate("window.__played") == []
+
+
+def test_the_keyboard_and_a_screen_readers_clicks_start_no_reading_by_themselves(open_page):
+    page = open_page(page_html(auto=True), voices=EN_GB)
+    wait_shown(page, ".read-aloud-toggle")
+
+    # An answer chosen by the keyboard: Tab to the radios, Space, an arrow key.
+    page.focus('input[data-speak="Never"]')
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowDown")
+    assert page.is_checked('input[data-speak="Sometimes"]')
+    # A screen reader's activation: a click with no pointer before it.
+    page.locator('input[data-speak="Often"]').evaluate("(radio) => radio.click()")
+    assert page.is_checked('input[data-speak="Often"]')
+    page.click(speak_selector(SECOND))  # asked for: read, and nothing before it
+    wait_spoken(page, [SECOND])
+
+    # The page left by the keyboard after a click: nothing is read on arrival.
+    page.keyboard.press("Tab")
+    page.reload()
+    wait_shown(page, ".read-aloud-toggle")
+    page.focus(speak_selector(QUESTION))
+    page.keyboard.press("Space")  # the question's speaker, pressed by the keyboard
+    wait_spoken(page, [QUESTION])
+
+
+def test_a_first_page_reads_nothing_on_arrival_until_the_pupil_taps(open_page):
+    page = open_page(page_html(auto=True), voices=EN_GB)
+    wait_started(page)
+    page.click(speak_selector(SECOND))  # the positive marker: a speaker still speaks
+    wait_spoken(page, [SECOND])  # and the first question was not read before it
+
+    for answer in ANSWERS:
+        choose(page, answer)  # tapped: each read
+    wait_spoken(page, [SECOND, *ANSWERS])
 
 
 def test_without_a_voice_reading_by_itself_plays_the_portals_audio(open_page):
     page = open_page(page_html(auto=True), voices=[])
+    arrive_by_pointer(page)
 
     page.wait_for_function(
         "(url) => window.__played.length === 1 && window.__played[0] === url",
@@ -67,6 +111,7 @@ def test_without_a_voice_reading_by_itself_plays_the_portals_audio(open_page):
 
 def test_without_a_voice_a_first_question_with_no_audio_is_not_replaced_by_an_answer(open_page):
     page = open_page(page_html(auto=True, first=SECOND), voices=[])
+    arrive_by_pointer(page)
     wait_shown(page, ".read-aloud-toggle")  # shown: the answers have audio
 
     choose(page, "Often")
@@ -78,6 +123,7 @@ def test_without_a_voice_a_first_question_with_no_audio_is_not_replaced_by_an_an
 
 def test_a_browser_refusing_speech_at_first_reads_nothing_until_the_pupil_asks(open_page):
     page = open_page(page_html(auto=True), voices=EN_GB, refuse=True)
+    arrive_by_pointer(page)  # its first question would be read, but the browser refuses
     wait_shown(page, ".read-aloud-toggle")
     assert spoken(page) == []  # refused: nothing said yet
 
@@ -92,6 +138,7 @@ def test_a_browser_refusing_speech_at_first_reads_nothing_until_the_pupil_asks(o
 
 def test_the_toggle_turned_off_stops_reading_by_itself_and_is_remembered(open_page):
     page = open_page(page_html(auto=True), voices=EN_GB)
+    arrive_by_pointer(page)
     wait_spoken(page, [QUESTION])
 
     page.click(".read-aloud-toggle")

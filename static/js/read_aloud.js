@@ -4,19 +4,23 @@
 // English", would send the question and the pupil's answer to its maker, and no request leaves
 // the portal's origin); else, or if that voice fails, it plays the audio the portal made
 // (data-audio); a button with neither stays hidden.
-// Where the school reads aloud by itself (data-auto="true") the first question is read as the
-// page appears and an answer when it is chosen, unless the pupil turned that off (the toggle,
-// remembered on this device; its label stays, data-label on the box or its own text, and only
-// aria-pressed says on or off). A browser that refuses to speak before the pupil does anything
-// reads nothing more until the pupil chooses an answer or presses a speaker button: a Tab or an
-// arrow key never starts it over a screen reader. Without JavaScript nothing shows: every
-// button starts hidden.
+// Where the school reads aloud by itself (data-auto="true"), and the pupil did not turn that off
+// (the toggle, remembered on this device; its label stays, data-label on the box or its own
+// text, and only aria-pressed says on or off), it speaks only after the pupil's pointer (mouse,
+// touch or pen): an answer chosen by a tap or click is read, and the first question is read as
+// the page appears when the page before was left by a tap or click (remembered for this tab's
+// session). A keyboard, or a screen reader's own activation (a click with no pointer before it),
+// starts nothing by itself: the speaker buttons still speak when pressed. A browser that refuses
+// to speak before the pupil does anything reads nothing until asked again. Without JavaScript
+// nothing shows: every button starts hidden.
 // Nothing here uses a live region: a screen reader is never spoken over unless asked.
 (function () {
   "use strict";
 
   var VOICE_WAIT_MS = 1500; // voices may load late; past this, the browser has none
   var STORED = "portal.readAloud"; // "on" or "off": the pupil's choice on this device
+  // "pointer", "keyboard" or "other": how the pupil last acted, for this tab's session.
+  var LAST_INPUT = "portal.readAloudInput";
   var RATE = 0.9; // a little slower than usual suits children
 
   var box = document.querySelector(".read-aloud");
@@ -145,6 +149,39 @@
 
   var on = storedOn();
 
+  function lastInput() {
+    try {
+      return window.sessionStorage.getItem(LAST_INPUT);
+    } catch (error) {
+      return null; // storage refused: never read by itself on arrival
+    }
+  }
+
+  function noteInput(kind) {
+    try {
+      window.sessionStorage.setItem(LAST_INPUT, kind);
+    } catch (error) {
+      // Not remembered: the next page reads nothing by itself on arrival.
+    }
+  }
+
+  // Whether the click or change now happening follows the pupil's pointer. A screen reader
+  // activates by a click with no pointerdown before it; a key goes through keydown.
+  var byPointer = false;
+  document.addEventListener("pointerdown", function () { byPointer = true; }, true);
+  document.addEventListener("pointercancel", function () { byPointer = false; }, true);
+  document.addEventListener("keydown", function () {
+    byPointer = false;
+    noteInput("keyboard");
+  }, true);
+  document.addEventListener("click", function () {
+    noteInput(byPointer ? "pointer" : "other");
+    // A label's click passes to its radio (a click, then change) within this task: kept till
+    // then.
+    setTimeout(function () { byPointer = false; }, 0);
+  }, true);
+  var arrivedByPointer = lastInput() === "pointer";
+
   function showToggle() {
     // Only the state changes: a label that changed too would be heard as "off, not pressed".
     toggle.setAttribute("aria-pressed", on ? "true" : "false");
@@ -163,7 +200,7 @@
     }
     if (!first || !canSpeak(first)) { return; }
     // Refused before the pupil did anything: not kept for their first key, which may be a
-    // Tab heard by a screen reader. The next answer chosen, or speaker pressed, is read.
+    // Tab heard by a screen reader. The next answer tapped, or speaker pressed, is read.
     speak(first);
   }
 
@@ -199,11 +236,11 @@
     }
     document.addEventListener("change", function (event) {
       var input = event.target;
-      if (!on || input.type !== "radio" || !input.checked) { return; }
+      if (!on || !byPointer || input.type !== "radio" || !input.checked) { return; }
       var text = input.getAttribute("data-speak");
       if (text && canSpeak(text)) { speak(text); }
     });
-    if (on) { readFirstQuestion(); }
+    if (on && arrivedByPointer) { readFirstQuestion(); }
   }
 
   findVoice(start);
