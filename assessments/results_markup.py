@@ -12,13 +12,13 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from assessments.child_words import focus_area_words, mentions_score_or_risk
+from assessments.child_words import focus_area_words, has_digit, mentions_score_or_risk
 from assessments.models import AssessmentResult
 from assessments.taking import ResultsSnapshot
 
 # Part of every cache key: bump it when the results template or what it is given changes, so a
 # shared cache never serves markup of the previous release.
-RESULTS_MARKUP_VERSION = 6
+RESULTS_MARKUP_VERSION = 7
 CACHE_TIMEOUT = 24 * 60 * 60  # a section is rebuilt in a few ms; a day keeps the cache lean
 
 # Results' sections lately shown, also kept in this process: the shared cache hands back a
@@ -68,15 +68,32 @@ def _results_context(
     result: AssessmentResult, primary: bool, show_scores: bool, description: bool
 ) -> dict:
     """Return what the learner's results template shows: the portal's words for their age."""
-    # The service's prose may quote the score or the risk label: while the school keeps those
-    # from learners, a description that does is left out (a result never changes, so neither
-    # does this answer, and the cache key need not hold it).
+    # The service's words may quote the score or the risk label: while the school keeps those
+    # from learners, each part that does is left out (a result never changes, so neither does
+    # this answer, and the cache key need not hold it).
+    trait = {
+        "title": result.trait_title,
+        "copy": result.trait_copy,
+        "signs_html": result.trait_signs_html,
+        "tips_html": result.trait_tips_html,
+    }
     html = result.result_description_html
-    quotes = html and mentions_score_or_risk(html, result.loa_score, result.risk_level)
-    if quotes and not show_scores:
-        description = False
+    if not show_scores:
+        # The trait's parts are its shared copy, written for every learner of the trait: a
+        # number there is usually advice ("nine hours' sleep"), so only the score's own
+        # spellings (rounded or cut) and the risk label take a part away.
+        trait = {
+            part: "" if mentions_score_or_risk(text, result.loa_score, result.risk_level) else text
+            for part, text in trait.items()
+        }
+        # The description is written about this learner's result: a number in it is most
+        # likely the score in some form no list of spellings catches ("6 out of 10", "top
+        # 40%"), so any digit withholds it; the portal's own words still explain the result.
+        if has_digit(html) or mentions_score_or_risk(html, None, result.risk_level):
+            description = False
     return {
         "result": result,
+        "trait": trait,
         "primary": primary,
         "show_scores": show_scores,
         "description_html": html if description else "",
