@@ -80,7 +80,10 @@ class QuestionsMarkup:
     labels: tuple[tuple[str, str], ...]  # (field name, question text), in display order
 
     def render(
-        self, chosen: Mapping[str, str | None], errors: Mapping[str, Sequence[str]] | None = None
+        self,
+        chosen: Mapping[str, str | None],
+        errors: Mapping[str, Sequence[str]] | None = None,
+        errors_template: str = QUESTION_ERRORS_TEMPLATE,
     ) -> SafeString:
         """Return the fieldsets with the chosen answers checked and the errors shown."""
         parts = [self.chunks[0]]
@@ -91,7 +94,7 @@ class QuestionsMarkup:
                 if chosen.get(question_id) == answer_id:
                     parts.append(" checked")
             elif errors and errors.get(field):
-                parts.append(_error_part(kind, field, errors[field]))
+                parts.append(_error_part(kind, field, errors[field], errors_template))
             parts.append(chunk)
         # The chunks come from an autoescaped template; what fills the gaps is our own literal
         # or escaped markup.
@@ -110,7 +113,7 @@ def _auto_id(name: str) -> str:
     return f"id_{name}"  # Django's default auto_id, as the error summary links
 
 
-def _error_part(kind: str, field: str, messages: Sequence[str]) -> str:
+def _error_part(kind: str, field: str, messages: Sequence[str], template: str) -> str:
     """Return the markup of one part of a question's error."""
     auto_id = _auto_id(field)
     if kind == ERROR_CLASS:
@@ -118,7 +121,7 @@ def _error_part(kind: str, field: str, messages: Sequence[str]) -> str:
     if kind == ERROR_REFERENCE:
         return format_html(' aria-describedby="{}_error"', auto_id)
     # A template file ends with a newline that the page never had here.
-    html = render_to_string(QUESTION_ERRORS_TEMPLATE, {"auto_id": auto_id, "errors": messages})
+    html = render_to_string(template, {"auto_id": auto_id, "errors": messages})
     return html.removesuffix("\n")
 
 
