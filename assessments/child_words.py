@@ -7,7 +7,7 @@ pupil short sentences with a next step they can take themselves.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
 from django.utils.html import strip_tags
 from django.utils.translation import gettext_lazy
@@ -90,15 +90,18 @@ def description_allowed(settings: PartnerSettings, wording: str) -> bool:
 
 
 def _score_spellings(score: Decimal) -> set[str]:
-    """Return the usual ways a score is written: 50, 50.0, 50.00, 61.5, 61.50."""
-    spellings = {f"{score:.2f}", f"{score:.1f}", format(score.normalize(), "f")}
-    if score == score.to_integral_value():
-        spellings.add(str(int(score)))
+    """Return the ways a score is written, rounded or cut: 61.5 as 61, 62, 61.5, 61.50."""
+    spellings = {format(score.normalize(), "f")}
+    # Whole numbers, one and two decimals, each rounded either way at a half and cut: a
+    # service may print 61.5 as "62 out of 100" or 61.55 as "61.5".
+    for places in (Decimal(1), Decimal("0.1"), Decimal("0.01")):
+        for rounding in (ROUND_HALF_UP, ROUND_HALF_EVEN, ROUND_FLOOR, ROUND_CEILING):
+            spellings.add(f"{score.quantize(places, rounding=rounding):f}")
     return spellings
 
 
 def mentions_score_or_risk(html: str, score: Decimal | None, risk_level: str) -> bool:
-    """Return whether a description quotes the LOA score (any usual spelling) or the risk label."""
+    """Return whether a text quotes the LOA score (rounded or cut, any usual spelling) or risk."""
     text = strip_tags(html)
     if risk_level.strip() and re.search(
         rf"(?<!\w){re.escape(risk_level.strip())}(?!\w)", text, re.IGNORECASE
@@ -108,6 +111,11 @@ def mentions_score_or_risk(html: str, score: Decimal | None, risk_level: str) ->
         return False
     numbers = set(re.findall(r"(?<![\d.,])\d+(?:[.,]\d+)?(?![\d])", text))
     return bool({n.replace(",", ".") for n in numbers} & _score_spellings(Decimal(score)))
+
+
+def has_digit(html: str) -> bool:
+    """Return whether a text (its words, not its tags) holds any digit."""
+    return any(character.isdigit() for character in strip_tags(html))
 
 
 # What a primary pupil reads when the service fails: short, and a step they can take.

@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 from django.utils.translation import get_language
 
-from assessments import page_markup
+from assessments import results_markup
 from assessments.child_words import (  # noqa: F401 (WORDING_BY_LEVEL: also read from here)
     FURTHER_EDUCATION,
     PRIMARY,
@@ -87,7 +87,7 @@ def results_page(*, learner: Learner, attempt: ResultsSnapshot) -> ResultsPage:
     return ResultsPage(
         wording=wording,
         result_html=(
-            page_markup.results_markup(
+            results_markup.results_markup(
                 attempt,
                 primary=wording == PRIMARY,
                 show_scores=settings.show_scores_to_learners,

@@ -5,8 +5,7 @@ version and layout (every page at once), with autoescaping on, and cached as tex
 gaps: one before the end of each radio input, and three per question for its error (a class,
 the fieldset's reference to the message, the message). A request fills the gaps: ` checked`
 from the chosen answers, and the errors of a page sent incomplete, so a clean page and a
-page with errors come out of the same markup. A result's section is rendered once per result
-and way of showing it to its learner.
+page with errors come out of the same markup. (A result's section: results_markup.py.)
 
 The fieldsets show the answers' pictures and offer audio that the portal fetches and makes in the
 background, after the content is stored: markup rendered before every one is ready is unsettled
@@ -28,16 +27,15 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
-from assessments.child_words import focus_area_words, mentions_score_or_risk
 from assessments.forms import field_name
-from assessments.models import AssessmentAttempt, AssessmentResult
-from assessments.taking import PageLayout, QuestionPage, ResultsSnapshot, question_pages
+from assessments.models import AssessmentAttempt
+from assessments.taking import PageLayout, QuestionPage, question_pages
 from kit.icons import icon_symbol
 from partner_api.pictures import picture_fetchable
 from pictures.selectors import picture_urls, pictures_waiting
 from speech.selectors import recording_urls, recordings_waiting
 
-# Part of every cache key: bump it when the question or results templates below change, so a
+# Part of every cache key: bump it when the question templates below change, so a
 # shared cache never serves markup of the previous release.
 MARKUP_VERSION = 5
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
@@ -57,13 +55,8 @@ RECENT_PAGES: dict[str, tuple[float | None, tuple["PageMarkup", ...]]] = {}
 RECENT_PAGES_LIMIT = 64
 _recent_pages_lock = threading.Lock()
 
-# Results' sections lately shown, kept the same way (keys change with the result).
-RECENT_RESULTS: dict[str, str] = {}
-RECENT_RESULTS_LIMIT = 256
-
 QUESTION_TEMPLATE = "assessments/includes/questions.html"
 QUESTION_ERRORS_TEMPLATE = "assessments/includes/question_errors.html"
-RESULTS_TEMPLATE = "assessments/includes/results.html"  # the learner's; staff read includes/
 
 # What fills a gap: the radio's " checked", or a part of its question's error.
 CHECKED = "checked"
@@ -87,7 +80,10 @@ class QuestionsMarkup:
     labels: tuple[tuple[str, str], ...]  # (field name, question text), in display order
 
     def render(
-        self, chosen: Mapping[str, str | None], errors: Mapping[str, Sequence[str]] | None = None
+        self,
+        chosen: Mapping[str, str | None],
+        errors: Mapping[str, Sequence[str]] | None = None,
+        errors_template: str = QUESTION_ERRORS_TEMPLATE,
     ) -> SafeString:
         """Return the fieldsets with the chosen answers checked and the errors shown."""
         parts = [self.chunks[0]]
@@ -98,7 +94,7 @@ class QuestionsMarkup:
                 if chosen.get(question_id) == answer_id:
                     parts.append(" checked")
             elif errors and errors.get(field):
-                parts.append(_error_part(kind, field, errors[field]))
+                parts.append(_error_part(kind, field, errors[field], errors_template))
             parts.append(chunk)
         # The chunks come from an autoescaped template; what fills the gaps is our own literal
         # or escaped markup.
@@ -117,7 +113,7 @@ def _auto_id(name: str) -> str:
     return f"id_{name}"  # Django's default auto_id, as the error summary links
 
 
-def _error_part(kind: str, field: str, messages: Sequence[str]) -> str:
+def _error_part(kind: str, field: str, messages: Sequence[str], template: str) -> str:
     """Return the markup of one part of a question's error."""
     auto_id = _auto_id(field)
     if kind == ERROR_CLASS:
@@ -125,7 +121,7 @@ def _error_part(kind: str, field: str, messages: Sequence[str]) -> str:
     if kind == ERROR_REFERENCE:
         return format_html(' aria-describedby="{}_error"', auto_id)
     # A template file ends with a newline that the page never had here.
-    html = render_to_string(QUESTION_ERRORS_TEMPLATE, {"auto_id": auto_id, "errors": messages})
+    html = render_to_string(template, {"auto_id": auto_id, "errors": messages})
     return html.removesuffix("\n")
 
 
@@ -252,61 +248,6 @@ def _render_questions_markup(
         gaps=tuple(gaps[number] for number in order),
         labels=tuple((field["name"], field["label"]) for field in fields),
     )
-
-
-def results_markup(
-    snapshot: ResultsSnapshot, *, primary: bool, show_scores: bool, description: bool
-) -> SafeString:
-    """Return a result's section for its learner, rendered once per result and way of showing it."""
-    # Results never change; how they are shown does: in a primary pupil's words or an older
-    # learner's, with or without the LOA score and risk level (the partner's choice), with or
-    # without the service's own description (the school's choice for the learner's age).
-    digest = blake2b(snapshot.result_version.encode(), digest_size=12).hexdigest()
-    shown = (
-        f"{'primary' if primary else 'older'}:{'scores' if show_scores else 'words'}:"
-        f"{'description' if description else 'own'}"
-    )
-    key = (
-        f"assessments:results:{MARKUP_VERSION}:{get_language()}:{shown}:"
-        f"{snapshot.result_pk}:{digest}"
-    )
-    html = RECENT_RESULTS.get(key)
-    if html is not None:
-        return mark_safe(html)  # noqa: S308 (as below)
-    html = cache.get(key)
-    if html is None:
-        result = AssessmentResult.objects.get(pk=snapshot.result_pk)
-        context = _results_context(result, primary, show_scores, description)
-        html = str(render_to_string(RESULTS_TEMPLATE, context))
-        cache.set(key, html, CACHE_TIMEOUT)
-    with _recent_pages_lock:
-        while len(RECENT_RESULTS) >= RECENT_RESULTS_LIMIT:
-            del RECENT_RESULTS[next(iter(RECENT_RESULTS))]
-        RECENT_RESULTS[key] = html
-    # Rendered by an autoescaped template from the stored (sanitized) fields.
-    return mark_safe(html)  # noqa: S308
-
-
-def _results_context(
-    result: AssessmentResult, primary: bool, show_scores: bool, description: bool
-) -> dict:
-    """Return what the learner's results template shows: the portal's words for their age."""
-    # The service's prose may quote the score or the risk label: while the school keeps those
-    # from learners, a description that does is left out (a result never changes, so neither
-    # does this answer, and the cache key need not hold it).
-    html = result.result_description_html
-    quotes = html and mentions_score_or_risk(html, result.loa_score, result.risk_level)
-    if quotes and not show_scores:
-        description = False
-    return {
-        "result": result,
-        "primary": primary,
-        "show_scores": show_scores,
-        "description_html": html if description else "",
-        "help_areas": [
-            focus_area_words(area.name, primary=primary) for area in result.areas_needing_help
-        ],
-    }
 
 
 def progress_dots(

@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # annotations only: the learners app sits above this one
     from learners.models import Learner
 
 State = AssessmentAttempt.State
+# A primary pupil's question errors say what is missing, never "Error" (as the check page).
+PRIMARY_QUESTION_ERRORS_TEMPLATE = "assessments/includes/question_errors_primary.html"
 
 
 def _get_attempt_for_learner(learner: Learner, assessment_id: int) -> AssessmentAttempt:
@@ -185,7 +187,13 @@ def _render_question_page(
         "page": page,
         "page_count": len(pages),
         "returning_to_check": _returning_to_check(request),
-        "questions_html": page.questions.render(chosen, errors),
+        "questions_html": page.questions.render(
+            chosen,
+            errors,
+            PRIMARY_QUESTION_ERRORS_TEMPLATE
+            if layout.primary
+            else page_markup.QUESTION_ERRORS_TEMPLATE,
+        ),
         "error_summary": page.questions.error_summary(errors) if errors else [],
         "chosen_on_page": chosen_on_page,
     }

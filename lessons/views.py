@@ -17,6 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
 
+from assessments.child_words import school_name
 from kit.addresses import client_address
 from lessons.card_sign_in import (
     CARD_SESSION,
@@ -70,9 +71,12 @@ def card_sign_in(request: HttpRequest) -> HttpResponse:
         return _refused(request, Outcome.IN_USE)
     request.session[PENDING] = {"card": check.card.pk, "at": time.time()}
     learner = check.card.learner
-    return render(
-        request, "lessons/card_confirm.html", {"name": learner.first_name or learner.display_name}
-    )
+    # The pupil is known now: the page is headed by their school, as their own pages are.
+    context = {
+        "name": learner.first_name or learner.display_name,
+        "learner_school_name": school_name(learner.school_id),
+    }
+    return render(request, "lessons/card_confirm.html", context)
 
 
 def _confirm(request: HttpRequest) -> HttpResponse:
@@ -145,7 +149,10 @@ def _card_page(request: HttpRequest, form: CardCodeForm, **notes: bool) -> HttpR
 
 
 def _refused(request: HttpRequest, outcome: Outcome) -> HttpResponse:
-    """Say "ask your teacher", the same for every reason: it names no pupil, group or school."""
+    """Say "ask your teacher", the same for every reason: it names no pupil or group.
+
+    Nor any school, but the only one (portal/context_processors.only_school_name).
+    """
     status = 429 if outcome is Outcome.TOO_MANY else 403
     return render(
         request,

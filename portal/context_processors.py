@@ -5,7 +5,7 @@ from django.http import HttpRequest
 from accounts.access import ALL_SCHOOLS, StaffPermissions, is_staff_member, learner_for, trust_role
 from assessments.child_words import school_name, wording_for
 from partner_api.upstream import upstream_outage
-from schools.models import several_schools
+from schools.models import School, several_schools
 
 
 def roles(request: HttpRequest) -> dict:
@@ -19,11 +19,14 @@ def roles(request: HttpRequest) -> dict:
             **learner_words(None),
         }
     learner = learner_for(user)
+    words = learner_words(learner)
+    if not user.is_authenticated:
+        words["learner_school_name"] = only_school_name()
     return {
         "is_partner_staff": is_staff_member(user),
         "current_learner": learner,
         "staff_can": StaffPermissions(user),
-        **learner_words(learner),
+        **words,
         **schools(request),
     }
 
@@ -36,6 +39,16 @@ def learner_words(learner) -> dict:
         "learner_wording": wording_for(learner.level),
         "learner_school_name": school_name(learner.school_id),
     }
+
+
+def only_school_name() -> str:
+    """Return the school's name while the partner has only one ("" with several)."""
+    # A page no one is signed in to (the card page, a refused card, the sign-in page after an
+    # idle sign-out) is a pupil's as often as not: with one school it is that school's. With
+    # several it could be any of them, so it keeps "Partner portal" rather than naming one
+    # school to another's pupils.
+    everyone = School.everyone()
+    return everyone[0].name if len(everyone) == 1 else ""
 
 
 def schools(request: HttpRequest) -> dict:

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django_tasks import task_backends
 
-from assessments import page_markup
+from assessments import page_markup, results_markup
 from learners.models import Learner
 from ops.database import outage
 from partner_api.calls import (
@@ -59,7 +59,7 @@ def fresh_cache():
     cache.clear()
     page_markup.RECENT_PAGES.clear()
     forget_schools_memo()  # a rolled-back test's schools never reach the next one
-    page_markup.RECENT_RESULTS.clear()
+    results_markup.RECENT_RESULTS.clear()
     yield
     cache.clear()
 

@@ -1,5 +1,6 @@
 """Results a child can read (issue 31, part 4): no score or risk label from the service's own
-description while the school keeps them from learners, and focus areas in the portal's words.
+description or trait while the school keeps them from learners, and focus areas in the
+portal's words.
 """
 
 import re
@@ -7,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from assessments.child_words import focus_area_words, mentions_score_or_risk
+from assessments.child_words import focus_area_words, has_digit, mentions_score_or_risk
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea
 from learners.models import Learner, Level
 from schools.models import PartnerSettings
@@ -210,3 +211,68 @@ def test_every_known_focus_area_has_words_for_each_age(name, primary, older):
 )
 def test_a_description_is_read_for_the_score_in_any_usual_spelling(text, quotes):
     assert mentions_score_or_risk(text, Decimal("50.00"), "Moderate") is quotes
+
+
+@pytest.mark.parametrize(
+    ("text", "quotes"),
+    [
+        ("<p>You scored 62 out of 100.</p>", True),  # rounded up
+        ("<p>You scored 61 overall.</p>", True),  # cut
+        ("<p>You scored 61.5.</p>", True),
+        ("<p>You scored 61,50.</p>", True),
+        ("<p>Sleep 9 hours; 60 minutes of reading.</p>", False),
+    ],
+)
+def test_a_text_is_read_for_the_score_rounded_or_cut(text, quotes):
+    assert mentions_score_or_risk(text, Decimal("61.50"), "Moderate") is quotes
+
+
+def test_any_digit_in_a_description_is_noticed_but_not_in_its_tags():
+    assert has_digit("<p>Top 40 percent</p>")
+    assert not has_digit('<p class="h2">Sleep well.</p>')
+
+
+def finished_with_trait(learner: Learner) -> None:
+    """Give the learner attempt 42 scored 61.50, "Moderate", quoting both in its trait's parts."""
+    attempt = make_attempt(learner, assessment_id=42, state=State.SUBMITTED)
+    AssessmentResult.objects.create(
+        attempt=attempt,
+        loa_score=Decimal("61.50"),
+        risk_level="Moderate",
+        trait_title="Moderate worrier",
+        trait_copy="You scored 62 out of 100.",
+        trait_signs_html="<ul><li>Moderate tiredness</li><li>Yawning in class</li></ul>",
+        trait_tips_html="<ul><li>Sleep nine hours</li></ul>",
+        result_description_html="<p>Your result is 62 out of 100.</p>",
+    )
+    AssessmentAttempt.objects.filter(pk=attempt.pk).update(state=State.COMPLETED)
+
+
+@pytest.mark.parametrize("level", [Level.PRIMARY, Level.SECONDARY, Level.FURTHER_EDUCATION])
+def test_trait_parts_quoting_the_score_or_label_never_reach_a_learner_kept_from_scores(
+    learner, learner_client, level
+):
+    finished_with_trait(learner)
+    at_level(learner, level)
+    school_chooses(learner, description_to_learners="everyone")
+
+    response = learner_client.get(RESULTS)
+
+    assert response.status_code == 200
+    text = visible_text(response.content.decode())
+    assert "Sleep nine hours" in text  # the part that quotes neither stays
+    assert "Your results" in text or "What your answers tell us" in text  # the portal's heading
+    assert not re.search(r"(?<![\d.])6[12](?:[.,]\d+)?(?!\d)|moderate", text, re.I), text
+    assert "Yawning in class" not in text  # its part quoted the label, so it went whole
+
+
+def test_with_scores_shown_the_trait_reads_as_the_service_wrote_it(learner, learner_client):
+    finished_with_trait(learner)
+    school_chooses(learner, description_to_learners="everyone", show_scores_to_learners=True)
+
+    response = learner_client.get(RESULTS)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Moderate worrier" in html and "You scored 62 out of 100." in html
+    assert "Yawning in class" in html and "Your result is 62 out of 100." in html
