@@ -20,6 +20,7 @@ from assessments.models import AssessmentAttempt
 from assessments.taking import (
     PageLayout,
     attempt_layout,
+    attempt_level,
     attempt_snapshot,
     check_answers_sections,
     first_page_to_resume,
@@ -62,7 +63,8 @@ def question_page(request: HttpRequest, assessment_id: int, number: int) -> Http
         if snapshot is None:
             raise Http404
         learner = request.learner
-        layout = page_layout(snapshot.level or learner.level, learner.school_id)
+        level = attempt_level(snapshot.level, learner.level)
+        layout = page_layout(level, learner.school_id, snapshot.one_per_screen)
         pages = page_markup.attempt_pages_markup(snapshot, layout) if snapshot.is_open else ()
         if not pages:
             return redirect("assessments:take", assessment_id=assessment_id)
@@ -128,6 +130,8 @@ def _render_question_page(
     context = {
         "assessment_id": assessment_id,
         "layout": layout,
+        # The header's and the page's words follow the attempt's level, as its layout does.
+        "learner_wording": layout.wording,
         # One dot per question, for the youngest who see one question at a time.
         "dots": page_markup.progress_dots(pages, number, chosen) if layout.one_per_screen else (),
         "page": page,
@@ -180,7 +184,13 @@ def _render_check(request: HttpRequest, attempt: AssessmentAttempt, missing=None
     return render(
         request,
         "assessments/check_answers.html",
-        {"attempt": attempt, "pages": check_answers_sections(attempt), "missing": missing or []},
+        {
+            "attempt": attempt,
+            "pages": check_answers_sections(attempt),
+            "missing": missing or [],
+            # The header's and the page's words follow the attempt's level, as its layout does.
+            "learner_wording": attempt_layout(attempt).wording,
+        },
         status=status,
     )
 
