@@ -15,8 +15,8 @@ def content_media_wanted(questions: Iterable[Question]) -> None:
     Each room is asked on its own, after the commit, robustly: a failure (the database
     blinking, a queue refusing) is logged by Django and reaches neither the learner, who has
     the questions already, nor the other room. No sweep looks for rows never made (it cannot
-    know of them, and searching stored content would cost every minute): the next attempt that
-    stores the same content asks again, and until then the answers show their text alone.
+    know of them, and searching stored content would cost every minute): rendering the
+    content's question pages finds them missing and asks again (assessments.page_markup).
     """
     questions = list(questions)
     icons = [answer.icon for question in questions for answer in question.answers if answer.icon]

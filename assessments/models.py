@@ -53,6 +53,10 @@ class AssessmentAttempt(models.Model):
     level = models.CharField(max_length=100, blank=True)
     version = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     preassess = models.BooleanField(default=False)
+    # Whether its pages show one question at a time, fixed when its content is stored: a school
+    # changing the setting mid-attempt must not renumber the pages a learner is on. Null for
+    # attempts stored before this was kept (decided from the level and setting, as then).
+    one_per_screen = models.BooleanField(null=True, blank=True)
     # The questions and answers exactly as validated at fetch time, so that every page of
     # the taking flow is served locally (one upstream fetch per attempt).
     content = models.JSONField(default=dict, blank=True)

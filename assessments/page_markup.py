@@ -28,16 +28,17 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from assessments.forms import field_name
+from assessments.media import content_media_wanted
 from assessments.models import AssessmentAttempt
 from assessments.taking import PageLayout, QuestionPage, question_pages
 from kit.icons import icon_symbol
 from partner_api.pictures import picture_fetchable
-from pictures.selectors import picture_urls, pictures_waiting
-from speech.selectors import recording_urls, recordings_waiting
+from pictures.selectors import picture_urls, pictures_unasked, pictures_waiting
+from speech.selectors import recording_urls, recordings_unasked, recordings_waiting
 
 # Part of every cache key: bump it when the question templates below change, so a
 # shared cache never serves markup of the previous release.
-MARKUP_VERSION = 5
+MARKUP_VERSION = 6
 CACHE_TIMEOUT = 24 * 60 * 60  # markup is rebuilt in a few ms; a day keeps the cache lean
 # Markup rendered while a picture or a recording was still on its way is rebuilt this often
 # (a few ms and a few queries): only the first pupils to meet new content see it without
@@ -186,9 +187,18 @@ def _render_pages(
     )
     if len(pictures) == len(addresses) and len(recordings) == len(texts):
         return None, pages  # everything is here: kept as long as any markup
-    waiting = pictures_waiting(addresses - set(pictures)) or recordings_waiting(
-        texts - set(recordings), get_language()
-    )
+    missing_pictures = addresses - set(pictures)
+    missing_texts = texts - set(recordings)
+    if pictures_unasked(missing_pictures) or recordings_unasked(missing_texts, get_language()):
+        # Never asked for: content stored before the portal made media, or whose asking
+        # failed. Asked now (it skips the rows that exist), so the next rendering finds them
+        # on their way; without this the markup would be rebuilt every few seconds for ever.
+        content_media_wanted(questions)
+        waiting = True
+    else:
+        waiting = pictures_waiting(missing_pictures) or recordings_waiting(
+            missing_texts, get_language()
+        )
     return time.time() + (UNSETTLED_SECONDS if waiting else FAILED_SECONDS), pages
 
 

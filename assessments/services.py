@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy
 from accounts.access import safeguarding_ready
 from assessments.media import content_media_wanted
 from assessments.models import AssessmentAttempt, AssessmentResult, AttemptAnswer, fit
+from assessments.taking import attempt_level, one_per_screen_now
 from partner_api import AssessmentContent, get_client
 from partner_api.upstream import text_to_store
 
@@ -161,14 +162,18 @@ def _attempt_store_content(attempt: AssessmentAttempt, content: AssessmentConten
     attempt.level = fit(AssessmentAttempt, "level", info.level)
     attempt.version = info.version
     attempt.preassess = info.preassess
+    # Fixed now: a school changing the setting mid-attempt must not renumber its pages.
+    learner = attempt.learner
+    level = attempt_level(attempt.level, learner.level)
+    attempt.one_per_screen = one_per_screen_now(level, learner.school_id)
     attempt.state = State.IN_PROGRESS
     attempt.state_changed_at = timezone.now()
     attempt.started_at = attempt.started_at or attempt.state_changed_at
     attempt.last_error = ""
     attempt.save(
         update_fields=[
-            "content", "session", "title", "level", "version", "preassess", "state",
-            "state_changed_at", "started_at", "last_error",
+            "content", "session", "title", "level", "version", "preassess", "one_per_screen",
+            "state", "state_changed_at", "started_at", "last_error",
         ]
     )  # fmt: skip
     content_media_wanted(content.questions)

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from django.db import connection
 from django.utils.translation import gettext
 
+from assessments.child_words import PRIMARY, SECONDARY, wording_for
 from assessments.models import (
     AssessmentAttempt,
     AssessmentResult,
@@ -46,29 +47,50 @@ class PageLayout:
     one_per_screen: bool = False
     # Read each question aloud as it appears (the page's script; its buttons are always there).
     read_aloud: bool = False
+    # The words of the pages around the questions (child_words): of the same level as the rest.
+    wording: str = SECONDARY
 
 
-GROUPED = PageLayout()
+def attempt_level(level: str, learner_level: str) -> str:
+    """Return the level an attempt is shown at: its assessment's, else its learner's.
+
+    The one rule for an attempt's pages: their layout and their words (primary or not) both
+    follow it, so a secondary learner given a primary assessment reads it as a primary pupil.
+    """
+    return level or learner_level
 
 
-def page_layout(level: str, school_id: int) -> PageLayout:
-    """Return the layout of pages at this level in this school (settings read for primary only)."""
+def one_per_screen_now(level: str, school_id: int) -> bool:
+    """Return whether an attempt whose content is stored now shows one question a screen."""
+    return level == PRIMARY_LEVEL and PartnerSettings.of(school_id).primary_one_per_screen
+
+
+def page_layout(level: str, school_id: int, one_per_screen: bool | None = None) -> PageLayout:
+    """Return the layout of an attempt's pages at this level (settings read for primary only).
+
+    `one_per_screen` is the attempt's own, fixed when its content was stored; None (attempts
+    stored before it was kept) decides from the school's setting now.
+    """
     # Only a primary attempt reads the school's settings (from the row cache): every other
     # question page view stays at the one query of its snapshot.
     if level != PRIMARY_LEVEL:
-        return GROUPED
+        return PageLayout(one_per_screen=bool(one_per_screen), wording=wording_for(level))
     settings = PartnerSettings.of(school_id)
+    if one_per_screen is None:
+        one_per_screen = settings.primary_one_per_screen
     return PageLayout(
         primary=True,
-        one_per_screen=settings.primary_one_per_screen,
+        one_per_screen=one_per_screen,
         read_aloud=settings.primary_read_aloud,
+        wording=PRIMARY,
     )
 
 
 def attempt_layout(attempt: AssessmentAttempt) -> PageLayout:
     """Return the layout of the attempt's pages: its assessment's level, else its learner's."""
     learner = attempt.learner
-    return page_layout(attempt.level or learner.level, learner.school_id)
+    level = attempt_level(attempt.level, learner.level)
+    return page_layout(level, learner.school_id, attempt.one_per_screen)
 
 
 def question_pages(
@@ -111,6 +133,7 @@ class AttemptSnapshot:
     content_version: str  # as AssessmentAttempt.content_version
     answers: dict[str, str]
     level: str = ""  # the assessment's level (blank: the learner's)
+    one_per_screen: bool | None = None  # as AssessmentAttempt.one_per_screen
 
     @property
     def is_open(self) -> bool:
@@ -118,7 +141,7 @@ class AttemptSnapshot:
 
 
 def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
-    """Return the learner's attempt's state, level, content version and answers in one query."""
+    """Return the learner's attempt's state, level, layout, content version and answers at once."""
     # Plain SQL: this runs on every question page view, where building the same query with
     # the ORM costs more than the rest of the page's own work (benchmarked: 0.5 ms of CPU).
     quote = connection.ops.quote_name
@@ -127,6 +150,7 @@ def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
     # Only the models' own table names are formatted in; the values are parameters.
     sql = (
         "SELECT a.id, a.state, a.offered_at, a.state_changed_at, a.session, a.level,"  # noqa: S608
+        " a.one_per_screen,"
         f" x.question_id, x.answer_id FROM {attempts} a LEFT JOIN {answers} x"
         f" ON x.attempt_id = a.id WHERE a.learner_id = %s AND a.assessment_id = %s"
     )
@@ -135,12 +159,14 @@ def attempt_snapshot(*, learner, assessment_id: int) -> AttemptSnapshot | None:
         rows = cursor.fetchall()
     if not rows:
         return None
-    pk, state, offered_at, state_changed_at, session, level = rows[0][:6]
+    pk, state, offered_at, state_changed_at, session, level, one_per_screen = rows[0][:7]
     return AttemptSnapshot(
         pk=pk,
         state=state,
         content_version=version_of_content(offered_at, state_changed_at, session),
         level=level,
+        # SQLite hands back a boolean column as 0 or 1.
+        one_per_screen=None if one_per_screen is None else bool(one_per_screen),
         answers={question: answer for *_, question, answer in rows if question is not None},
     )
 

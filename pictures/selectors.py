@@ -34,3 +34,11 @@ def pictures_waiting(addresses: Iterable[str]) -> bool:
         return False
     settled = Picture.objects.filter(address_hash__in=keys).exclude(state=Picture.State.PENDING)
     return settled.count() < len(keys)
+
+
+def pictures_unasked(addresses: Iterable[str]) -> bool:
+    """Return whether any of these pictures has no row: never asked for, or the asking failed."""
+    keys = {address_hash(address) for address in addresses}
+    if not keys:
+        return False
+    return Picture.objects.filter(address_hash__in=keys).count() < len(keys)

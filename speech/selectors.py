@@ -34,3 +34,11 @@ def recordings_waiting(texts: Iterable[str], language: str) -> bool:
         return False
     settled = Recording.objects.filter(text_hash__in=keys).exclude(state=Recording.State.PENDING)
     return settled.count() < len(keys)
+
+
+def recordings_unasked(texts: Iterable[str], language: str) -> bool:
+    """Return whether any of these texts has no row in this language: never asked for."""
+    keys = {text_hash(text, language) for text in texts if text.strip()}
+    if not keys:
+        return False
+    return Recording.objects.filter(text_hash__in=keys).count() < len(keys)

@@ -18,6 +18,8 @@ from django.urls import Resolver404, resolve
 
 from accounts.models import StaffRole
 from assessments.models import AttemptAnswer
+from pictures.models import Picture
+from pictures.selectors import address_hash
 from schools.context import working_in
 from schools.models import PartnerSettings, School
 from tests.browsing import (
@@ -30,6 +32,7 @@ from tests.browsing import (
 from tests.factories import (
     GOOD_PASSWORD,
     HEADER,
+    MOON,
     PASSWORD,
     SUN,
     VALID,
@@ -190,6 +193,8 @@ def test_the_primary_one_question_page_passes_axe_with_pictures_and_speak_button
 ):
     """A primary pupil's page: one question, picture tiles, dots, the read-aloud buttons shown."""
     ready_picture(SUN)
+    # The moon's picture is on its way: rendering asks for none, so nothing is fetched.
+    Picture.objects.create(address=MOON, address_hash=address_hash(MOON))
     learner.level = "LOA_PARTNER_LEVEL3"
     learner.save(update_fields=["level"])
     attempt = make_attempt(learner, content=pictured_content())
