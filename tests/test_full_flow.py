@@ -7,9 +7,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.html import escape
 
+from assessments.child_words import focus_area_words
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from kit.numbers import number_text
-from learners.models import Learner
+from learners.models import Learner, Level
 
 # A radio carries its answer's words for the read-aloud script (data-speak) before its name.
 RADIO = re.compile(
@@ -112,7 +113,10 @@ def test_a_learner_goes_from_registration_to_results_in_five_upstream_calls(
     assert escape(result.trait_title) in results_page
     assert result.areas_needing_help
     for area in result.areas_needing_help:
-        assert f"<li>{escape(area.name)}</li>" in results_page
+        # In the portal's own words for their age, never the upstream's capitals.
+        words = focus_area_words(area.name, primary=learner.level == Level.PRIMARY)
+        assert f"<li>{escape(words)}</li>" in results_page
+        assert escape(area.name) not in results_page
     assert "Risk level" not in results_page and "LOA score" not in results_page
     office = Client()
     office.force_login(staff)
