@@ -162,6 +162,9 @@ def run(
     cluster.manage("worker-1", "db_worker", "--no-startup-delay")
     cluster.manage("worker-2", "db_worker", "--no-startup-delay")
     cluster.manage("imports", "db_worker", "--no-startup-delay", "--queue-name=imports")
+    # Answer pictures and read-aloud audio, as make serve runs them: without it, every
+    # question page's markup would wait on audio that never comes and be rebuilt every 5 s.
+    cluster.manage("media", "db_worker", "--no-startup-delay", "--queue-name=media")
     cluster.manage("sweep", "sweep_attempts", f"--every={processes.SWEEP_EVERY}")
     port = cluster.nginx(["web-a", "web-b"])
     for name in ("web-a", "web-b"):
