@@ -62,7 +62,7 @@ def attempt_level(level: str, learner_level: str) -> str:
 
 def one_per_screen_now(level: str, school_id: int) -> bool:
     """Return whether an attempt whose content is stored now shows one question a screen."""
-    return level == PRIMARY_LEVEL and PartnerSettings.of(school_id).primary_one_per_screen
+    return level == PRIMARY_LEVEL and not PartnerSettings.of(school_id).primary_questions_grouped
 
 
 def page_layout(level: str, school_id: int, one_per_screen: bool | None = None) -> PageLayout:
@@ -77,11 +77,11 @@ def page_layout(level: str, school_id: int, one_per_screen: bool | None = None) 
         return PageLayout(one_per_screen=bool(one_per_screen), wording=wording_for(level))
     settings = PartnerSettings.of(school_id)
     if one_per_screen is None:
-        one_per_screen = settings.primary_one_per_screen
+        one_per_screen = not settings.primary_questions_grouped
     return PageLayout(
         primary=True,
         one_per_screen=one_per_screen,
-        read_aloud=settings.primary_read_aloud,
+        read_aloud=not settings.primary_read_aloud_off,
         wording=PRIMARY,
     )
 

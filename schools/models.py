@@ -195,12 +195,16 @@ class PartnerSettings(models.Model):
         default=DescriptionReaders.OLDER,
     )
     # The youngest pupils (LOA_PARTNER_LEVEL3) answer one question per screen, with large
-    # picture buttons, and hear each question read aloud as it appears.
-    primary_one_per_screen = models.BooleanField(
-        gettext_lazy("Primary pupils see one question at a time"), default=True
+    # picture buttons, and hear each question read aloud as it appears, unless the school
+    # turns these off. Named so that the default is the unticked box: a form posted without
+    # them (a script changing one setting) changes nothing.
+    primary_questions_grouped = models.BooleanField(
+        gettext_lazy("Primary pupils see questions grouped by topic, as older learners do"),
+        default=False,
     )
-    primary_read_aloud = models.BooleanField(
-        gettext_lazy("Read each question aloud to primary pupils as it appears"), default=True
+    primary_read_aloud_off = models.BooleanField(
+        gettext_lazy("Primary pupils hear a question only when they press its speaker"),
+        default=False,
     )
     school_contact = models.CharField(
         gettext_lazy("Who a learner can talk to at school"),

@@ -164,8 +164,8 @@ class PartnerSettingsForm(forms.ModelForm):
             "hide_results_from_learners",
             "show_scores_to_learners",
             "description_to_learners",
-            "primary_one_per_screen",
-            "primary_read_aloud",
+            "primary_questions_grouped",
+            "primary_read_aloud_off",
             "school_contact",
             "helplines",
             "retention_years",
@@ -230,14 +230,15 @@ class PartnerSettingsForm(forms.ModelForm):
                 "learner while it mentions their score or risk level and scores are kept from "
                 "learners."
             ),
-            "primary_one_per_screen": gettext_lazy(
-                "On: primary pupils answer one question per screen with large picture buttons "
-                "and a row of dots for their progress."
+            "primary_questions_grouped": gettext_lazy(
+                "Off: primary pupils answer one question per screen with large picture "
+                "buttons and a row of dots for their progress. An assessment keeps the way "
+                "it started."
             ),
-            "primary_read_aloud": gettext_lazy(
-                "On: each question is spoken as it appears and each answer as it is chosen. "
-                "A speaker button beside every question and answer works either way; a pupil "
-                "can turn reading aloud off on their own device."
+            "primary_read_aloud_off": gettext_lazy(
+                "Off: each question is spoken as it appears and each answer as a pupil taps "
+                "it. A speaker button beside every question and answer works either way; a "
+                "pupil can turn reading by itself off on their own device."
             ),
             "school_contact": gettext_lazy(
                 "For example: Mrs Khan, our safeguarding lead, in room 12. A class may name its "

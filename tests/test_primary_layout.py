@@ -46,7 +46,7 @@ def test_switching_to_grouped_mid_attempt_keeps_the_pupils_pages_and_answers(
     response = client.post(page_url(attempt, 1), {"q1": first_answer(attempt, 1), "continue": ""})
     assert response.status_code == 302
 
-    school_settings(pupil, primary_one_per_screen=False)
+    school_settings(pupil, primary_questions_grouped=True)
     forget_rendered_pages()
 
     # The last question still has its own page, and the page before it still saves.
@@ -76,7 +76,7 @@ def test_switching_to_one_a_screen_mid_attempt_keeps_the_grouped_pages(client, p
     client.force_login(pupil.user)
     page_showing(client, page_url(attempt, 2), "Step 2 of 2")
 
-    school_settings(pupil, primary_one_per_screen=True)
+    school_settings(pupil, primary_questions_grouped=False)
     forget_rendered_pages()
 
     html = page_showing(client, page_url(attempt, 1), "Step 1 of 2")

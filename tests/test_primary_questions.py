@@ -118,7 +118,7 @@ def test_autosave_and_check_answers_number_pages_one_question_each(client, pupil
 
 
 def test_with_the_setting_off_a_primary_pupil_sees_the_groups(client, pupil, attempt):
-    school_settings(pupil, primary_one_per_screen=False)
+    school_settings(pupil, primary_questions_grouped=True)
     client.force_login(pupil.user)
 
     html = page_showing(client, page_url(attempt, 1), "Step 1 of 2")
@@ -161,7 +161,7 @@ def test_the_upstream_receives_the_same_responses_either_way(client, staff, upst
     one_each = register_pupil(staff, "pia.primary", level=PRIMARY_LEVEL)
     attempt = answer_and_send(client, one_each)
     assert len(question_pages(attempt)) == len(attempt.questions) > 1
-    school_settings(one_each, primary_one_per_screen=False)
+    school_settings(one_each, primary_questions_grouped=True)
     grouped = register_pupil(staff, "gus.grouped", level=PRIMARY_LEVEL)
     other = answer_and_send(client, grouped)
     assert len(question_pages(other)) < len(other.questions)
@@ -310,7 +310,7 @@ def test_questions_are_read_as_they_appear_only_for_primary_with_the_setting_on(
 ):
     learner.level = level
     learner.save(update_fields=["level"])
-    school_settings(learner, primary_read_aloud=read_aloud)
+    school_settings(learner, primary_read_aloud_off=not read_aloud)
     attempt = make_attempt(learner)
     client.force_login(learner.user)
 
