@@ -9,6 +9,7 @@ from django.utils import timezone
 from django_tasks import task_backends
 
 from kit.icons import icon_symbol
+from kit.retries import retry_delay
 from partner_api.pictures import FetchRefused, fetch_picture, picture_fetchable
 from pictures import tasks
 from pictures.checking import NotAPicture, checked_picture
@@ -17,14 +18,6 @@ from pictures.selectors import address_hash
 
 logger = logging.getLogger(__name__)
 
-# How long after failed try number n (1, 2, ...) the next comes; daily after the last.
-RETRY_DELAYS = (
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(days=1),
-)
 # A queued fetch not run this long after it was due was lost (a worker died): the sweep
 # queues it again. Shorter would queue twice what a busy worker is about to run.
 LOST_AFTER = timedelta(minutes=5)
@@ -132,7 +125,7 @@ def _failed(picture: Picture, reason: str, *, now: datetime, final: bool) -> Non
     the answer shows its text alone.
     """
     tries = picture.tries + 1
-    next_try_at = None if final else now + RETRY_DELAYS[min(tries, len(RETRY_DELAYS)) - 1]
+    next_try_at = None if final else now + retry_delay(tries)
     updated = (
         Picture.objects.filter(pk=picture.pk)
         .exclude(state=Picture.State.READY)

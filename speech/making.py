@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from kit.retries import DAILY, retry_delay
 from speech import tasks
 from speech.models import Recording
 
@@ -29,9 +30,6 @@ MAX_AUDIO_BYTES = 2_000_000
 MAX_TEXT_CHARS = 2000
 # Long enough for one making (the timeout) to finish before another process may take it.
 LEASE = timedelta(minutes=2)
-# Waits after the 1st, 2nd... failed try; then once a day.
-BACKOFF = [timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2)]
-DAILY = timedelta(days=1)
 
 
 class SpeechUnavailable(Exception):
@@ -44,11 +42,6 @@ class SpeechFailed(Exception):
 
 class SpeechRefused(Exception):
     """This text can never be made (too long): no try again."""
-
-
-def retry_delay(tries: int) -> timedelta:
-    """Return how long to wait after failed try number `tries`."""
-    return BACKOFF[tries - 1] if 0 < tries <= len(BACKOFF) else DAILY
 
 
 def recording_make(recording_id: int, *, now: datetime | None = None) -> None:
