@@ -59,6 +59,9 @@ class FollowUp(models.Model):
     due_date = models.DateField()
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # When it was last resolved (empty while open): a routine item keeps the learner's records
+    # for the school's retention period from then (privacy.selectors).
+    resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-priority", "due_date", "id"]
@@ -144,3 +147,24 @@ class FollowUpNote(models.Model):
             "author": self.author_username,
             "date": date_format(timezone.localtime(self.created_at), "SHORT_DATE_FORMAT"),
         }
+
+
+class FollowUpHistory(models.Model):
+    """One change staff made to an item (status, assignee, due date), kept for the chronology."""
+
+    follow_up = models.ForeignKey(FollowUp, on_delete=models.CASCADE, related_name="history")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Kept as text too, so the history still says who it was if the account goes.
+    changed_by_name = models.CharField(max_length=150)
+    # [{"field": "status", "from": "New", "to": "Contacted"}, ...] in the words staff saw.
+    changes = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "follow-up history"
+
+    def __str__(self) -> str:
+        return gettext("Change to follow-up #%(pk)s") % {"pk": self.follow_up_id}

@@ -24,6 +24,32 @@ class Alert(models.Model):
         ASKED = "asked", gettext_lazy("The learner asked")
         TEST = "test", gettext_lazy("Checking the alert reaches you")
 
+    class About(models.TextChoices):
+        """What a learner who asked said it is about (the talk page words it for their age)."""
+
+        FEELINGS = "feelings", gettext_lazy("How they are feeling")
+        FRIENDS = "friends", gettext_lazy("Friends or other pupils")
+        HOME = "home", gettext_lazy("Home or family")
+        SCHOOL = "school", gettext_lazy("School work or lessons")
+        ONLINE = "online", gettext_lazy("Something online")
+        HEALTH = "health", gettext_lazy("Their body or health")
+        IN_PERSON = "in_person", gettext_lazy("They would rather say in person")
+
+    class Category(models.TextChoices):
+        """The kind of concern, chosen by the lead who takes it on (as CPOMS and MyConcern do)."""
+
+        WELLBEING = "wellbeing", gettext_lazy("Emotional wellbeing or mental health")
+        SELF_HARM = "self_harm", gettext_lazy("Self-harm or suicidal thoughts")
+        BULLYING = "bullying", gettext_lazy("Bullying or peer-on-peer abuse")
+        ONLINE = "online", gettext_lazy("Online safety")
+        FAMILY = "family", gettext_lazy("Family circumstances")
+        NEGLECT = "neglect", gettext_lazy("Neglect")
+        PHYSICAL = "physical", gettext_lazy("Physical abuse")
+        EMOTIONAL = "emotional", gettext_lazy("Emotional abuse")
+        SEXUAL = "sexual", gettext_lazy("Sexual abuse or exploitation")
+        ATTENDANCE = "attendance", gettext_lazy("Attendance or learning")
+        OTHER = "other", gettext_lazy("Other")
+
     kind = models.CharField(max_length=8, choices=Kind.choices)
     reason = models.CharField(max_length=16, choices=Reason.choices)
     # The school this belongs to: every page, list and export is scoped by it.
@@ -64,6 +90,14 @@ class Alert(models.Model):
         blank=True,
         related_name="+",
     )
+    # A learner's request: "I don't feel safe right now" (escalated at once, sorted first),
+    # what it is about and whom they would like to talk to, as the page offered them. Shown to
+    # the safeguarding leads once signed in, never put in an email.
+    urgent = models.BooleanField(default=False)
+    about = models.CharField(max_length=16, choices=About.choices, blank=True)
+    wanted_contact = models.CharField(max_length=200, blank=True)
+    # Chosen by the lead who acknowledges it; the chronology says what was done.
+    category = models.CharField(max_length=16, choices=Category.choices, blank=True)
     raised_at = models.DateTimeField()
     # When it escalates if nobody has acknowledged it (counted in school hours).
     escalate_at = models.DateTimeField()
@@ -132,3 +166,53 @@ class AlertEmail(models.Model):
 
     def __str__(self) -> str:
         return f"{self.alert} {self.purpose}: {self.state}"
+
+
+class ChronologyEntry(models.Model):
+    """One dated line of a child's safeguarding record: an action taken, or a note.
+
+    Entries are added, never edited once a day old: a correction is a new entry that names
+    the one it corrects. Follow-up changes and notes join the same chronology when it is read
+    (safeguarding.chronology); alerts give its "raised" and "acknowledged" lines.
+    """
+
+    class Kind(models.TextChoices):
+        ACTION = "action", gettext_lazy("Action taken")
+        NOTE = "note", gettext_lazy("Note")
+        CORRECTION = "correction", gettext_lazy("Correction")
+
+    school = models.ForeignKey(
+        "schools.School", on_delete=models.PROTECT, default=default_school_id, related_name="+"
+    )
+    # Gone with the learner's erasure: free text about a child.
+    learner = models.ForeignKey(
+        "learners.Learner", on_delete=models.CASCADE, related_name="chronology_entries"
+    )
+    # The concern it belongs to, if any (an entry may stand alone: a lead's own note).
+    alert = models.ForeignKey(
+        Alert, on_delete=models.SET_NULL, null=True, blank=True, related_name="entries"
+    )
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.ACTION)
+    # The action's words as the list offered them when chosen (the school's list may change).
+    action = models.CharField(max_length=120, blank=True)
+    category = models.CharField(max_length=16, choices=Alert.Category.choices, blank=True)
+    text = models.TextField(max_length=4000, blank=True)
+    corrects = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="corrections"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Kept as text too, so the record still says who wrote it if the account goes.
+    author_name = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Set when its author amended it within the first day (the earlier words are not kept).
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "chronology entries"
+        indexes = [models.Index(fields=["learner", "-created_at"], name="chronology_learner")]
+
+    def __str__(self) -> str:
+        return gettext("Chronology entry #%(pk)s") % {"pk": self.pk}

@@ -206,6 +206,15 @@ class PartnerSettings(models.Model):
         gettext_lazy("Primary pupils hear a question only when they press its speaker"),
         default=False,
     )
+    # What a lead records when taking on a concern: the portal's short list of actions, and
+    # the school's own, one per line (for example "Spoke with the pupil's form tutor").
+    safeguarding_actions = models.TextField(
+        gettext_lazy("Your school's own safeguarding actions"),
+        blank=True,
+        help_text=gettext_lazy(
+            "One per line. Offered after the usual ones when an alert is taken on."
+        ),
+    )
     school_contact = models.CharField(
         gettext_lazy("Who a learner can talk to at school"),
         max_length=200,
