@@ -149,3 +149,8 @@ def _distinct(texts: Iterable[str]) -> tuple[str, ...]:
         if tidy:
             seen.setdefault(tidy)
     return tuple(seen)
+
+
+def school_contacts(learner: Learner, settings: PartnerSettings) -> tuple[str, ...]:
+    """Return whom a learner can ask for: their groups' contacts, then the school's, each once."""
+    return _distinct([*_group_contacts(learner), settings.school_contact])

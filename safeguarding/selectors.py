@@ -16,6 +16,7 @@ class LeadsBanner:
 
     waiting: int  # real alerts not yet acknowledged
     overdue: int  # of those, escalated: past their deadline
+    urgent: int  # of those, a pupil who said they do not feel safe (escalated at once)
     tests: int  # test alerts not yet acknowledged
     failed_emails: int  # alert emails that could not be sent (yet)
 
@@ -43,7 +44,12 @@ def leads_banner(school_ids: list[int] | None = None, *, trust: bool = False) ->
         alerts = alerts.filter(mine)
     counts = alerts.aggregate(
         waiting=Count("pk", filter=~Q(kind=Alert.Kind.TEST)),
-        overdue=Count("pk", filter=~Q(kind=Alert.Kind.TEST) & Q(escalated_at__isnull=False)),
+        # An urgent one escalates at once: it is not late, and the banner says it is urgent.
+        overdue=Count(
+            "pk",
+            filter=~Q(kind=Alert.Kind.TEST) & Q(escalated_at__isnull=False, urgent=False),
+        ),
+        urgent=Count("pk", filter=~Q(kind=Alert.Kind.TEST) & Q(urgent=True)),
         tests=Count("pk", filter=Q(kind=Alert.Kind.TEST)),
     )
     # Until the alert is acknowledged: then someone has it in hand, email or not (the
@@ -63,7 +69,7 @@ def alert_waiting_about(learner: Learner) -> bool:
 
 
 def alerts_for_list(*, show: str, school_ids: list[int] | None = None) -> QuerySet:
-    """Return the alerts of the leads' list (of those schools): waiting ones first, oldest first."""
+    """Return the alerts of the leads' list (of those schools); waiting: urgent, then oldest."""
     alerts = in_schools(
         Alert.objects.select_related("learner", "acknowledged_by", "school").prefetch_related(
             "emails"
@@ -71,7 +77,7 @@ def alerts_for_list(*, show: str, school_ids: list[int] | None = None) -> QueryS
         school_ids,
     )
     if show == "waiting":
-        return alerts.filter(UNACKNOWLEDGED).order_by("raised_at", "pk")
+        return alerts.filter(UNACKNOWLEDGED).order_by("-urgent", "raised_at", "pk")
     return alerts.order_by("-raised_at", "-pk")
 
 

@@ -15,7 +15,7 @@ from assessments.concern import Concern, concern_of_result
 from assessments.models import AssessmentResult
 from audit.models import AuditEvent
 from audit.services import audit_record
-from followups.services import followup_open_for_learner_request, followup_open_for_result
+from followups.services import followup_open_for_result
 from learners.models import Learner
 from safeguarding.hours import school_deadline
 from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
@@ -52,22 +52,24 @@ def escalation_deadline(raised_at: datetime, partner: PartnerSettings) -> dateti
     )
 
 
-def _alert_create(*, now: datetime | None = None, **fields) -> Alert:
-    """Create an alert with its deadline and its first email, queued in the same transaction."""
+def alert_create(*, now: datetime | None = None, **fields) -> Alert:
+    """Create an alert with its deadline and its first email, queued in the same transaction.
+
+    An urgent alert (a pupil who does not feel safe) is due at once: the caller escalates it.
+    """
     now = now or timezone.now()
     learner = fields.get("learner")
     # The learner's school: its settings, its leads (a test alert: the school worked in).
     school_id = learner.school_id if learner is not None else default_school_id()
     partner = PartnerSettings.of(school_id)
-    alert = Alert.objects.create(
-        raised_at=now, escalate_at=escalation_deadline(now, partner), school_id=school_id, **fields
-    )
+    due = now if fields.get("urgent") else escalation_deadline(now, partner)
+    alert = Alert.objects.create(raised_at=now, escalate_at=due, school_id=school_id, **fields)
     # Its recipients are worked out when it is sent (safeguarding.mail.recipients_now).
     email = AlertEmail.objects.create(alert=alert, purpose=AlertEmail.Purpose.RAISED)
     # With the database queue the task rows are written in this transaction: they exist
     # exactly when the alert does (a rolled-back alert sends nothing).
     enqueue_alert_email(email.pk)
-    if alert.kind != Alert.Kind.TEST:
+    if alert.kind != Alert.Kind.TEST and not alert.urgent:
         enqueue_escalation(alert.pk, run_after=alert.escalate_at)
     return alert
 
@@ -86,7 +88,7 @@ def alert_raise_for_result(*, result: AssessmentResult) -> Alert | None:
     follow_up = followup_open_for_result(result=result, priority=True)
     try:
         with transaction.atomic():
-            alert = _alert_create(
+            alert = alert_create(
                 kind=Alert.Kind.RESULT,
                 reason=concern.reason,
                 learner=attempt.learner,
@@ -112,40 +114,6 @@ def alert_raise_for_result(*, result: AssessmentResult) -> Alert | None:
     return alert
 
 
-@transaction.atomic
-def alert_raise_for_request(*, learner: Learner) -> tuple[Alert, bool]:
-    """Raise an alert for a learner who asked to talk to someone; return it and if it is new.
-
-    A second press while the first is not yet acknowledged adds nothing: the adults already
-    know, and one child must not fill the queue.
-    """
-    Learner.objects.select_for_update().filter(pk=learner.pk).first()
-    waiting = (
-        Alert.objects.filter(UNACKNOWLEDGED, learner=learner, kind=Alert.Kind.ASKED)
-        .order_by("-raised_at")
-        .first()
-    )
-    if waiting is not None:
-        return waiting, False
-    follow_up = followup_open_for_learner_request(learner=learner)
-    alert = _alert_create(
-        kind=Alert.Kind.ASKED,
-        reason=Alert.Reason.ASKED,
-        learner=learner,
-        follow_up=follow_up,
-    )
-    # Not the pupil as actor, nor their address: the trail outlives an erasure, and the
-    # learner link is what erasure anonymises.
-    audit_record(
-        actor=None,
-        address=None,
-        action=Action.HELP_ASKED,
-        learner=learner,
-        alert=alert.pk,
-    )
-    return alert, True
-
-
 def alert_emails_retry_failed() -> int:
     """Try again the unsent emails of alerts nobody acknowledged (a lead was just added)."""
     failed = AlertEmail.objects.filter(
@@ -165,7 +133,7 @@ def alert_emails_retry_failed() -> int:
 @transaction.atomic
 def alert_raise_test(*, lead: AbstractBaseUser) -> Alert:
     """Send a new safeguarding lead a test alert, shown to every lead until acknowledged."""
-    return _alert_create(kind=Alert.Kind.TEST, reason=Alert.Reason.TEST, test_recipient=lead)
+    return alert_create(kind=Alert.Kind.TEST, reason=Alert.Reason.TEST, test_recipient=lead)
 
 
 def alert_acknowledge(*, alert: Alert, by: AbstractBaseUser, address: str | None) -> bool:

@@ -14,12 +14,13 @@ from accounts.access import (
     working_school_ids,
 )
 from accounts.models import StaffRole
-from assessments.learner_results import helplines
+from assessments.learner_results import helplines, school_contacts
 from kit.addresses import client_address
-from learners.models import Level
+from safeguarding.asking import alert_raise_for_request
+from safeguarding.forms import TalkForm
 from safeguarding.models import Alert
 from safeguarding.selectors import alerts_for_list
-from safeguarding.services import alert_acknowledge, alert_raise_for_request
+from safeguarding.services import alert_acknowledge
 from schools.models import PartnerSettings
 from signin.second_factor import step_up_required
 
@@ -82,13 +83,22 @@ def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
 @learner_required
 def talk(request: HttpRequest) -> HttpResponse:
     """Let a learner ask to talk to someone; say plainly what happens next, and when."""
+    learner = request.learner
     partner = PartnerSettings.current()
-    context = {
-        "partner": partner,
-        "helplines": helplines(partner),
-        "primary": request.learner.level == Level.PRIMARY,
-    }
-    if request.method == "POST":
-        _alert, new = alert_raise_for_request(learner=request.learner)
-        return render(request, "safeguarding/talk_sent.html", {**context, "already": not new})
-    return render(request, "safeguarding/talk.html", context)
+    form = TalkForm(
+        request.POST if request.method == "POST" else None,
+        level=learner.level,
+        contacts=school_contacts(learner, partner),
+    )
+    context = {"partner": partner, "helplines": helplines(partner), "primary": form.primary}
+    if request.method == "POST" and form.is_valid():
+        chosen = form.cleaned_data
+        _alert, new = alert_raise_for_request(
+            learner=learner,
+            about=chosen["about"],
+            contact=chosen["contact"],
+            unsafe=chosen["unsafe"],
+        )
+        sent = {"already": not new, "unsafe": chosen["unsafe"], "said": any(chosen.values())}
+        return render(request, "safeguarding/talk_sent.html", {**context, **sent})
+    return render(request, "safeguarding/talk.html", {**context, "form": form})

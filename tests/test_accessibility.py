@@ -20,6 +20,7 @@ from accounts.models import StaffRole
 from assessments.models import AttemptAnswer
 from pictures.models import Picture
 from pictures.selectors import address_hash
+from safeguarding.models import Alert
 from schools.context import working_in
 from schools.models import PartnerSettings, School
 from tests.browsing import (
@@ -871,23 +872,52 @@ def test_the_roster_pages_pass_axe(browser, live_server, viewport):
 # The actions of these URL names answer with a file, with JSON, or with a redirect to a page
 # that is checked above in the state the action leaves: they have no page of their own.
 def test_safeguarding_pages_pass_axe(browser, live_server, staff, learner, viewport):
+    PartnerSettings.current()
+    PartnerSettings.objects.update(school_contact="Mrs Khan, in room 12")
     page = sign_in(browser, live_server, learner.user, viewport)
     page.goto(live_server.url + "/me/talk/")
     assert_accessible(page, "I want to talk to someone")
+    # A name the page did not offer (as if it changed while the page was open).
+    page.eval_on_selector("#id_contact_0", "radio => { radio.value = 'Someone else' }")
+    tab_to(page, "#id_unsafe")
+    page.keyboard.press("Space")
+    tab_to(page, "#id_contact_0")
+    page.keyboard.press("Space")
+    press_enter_on(page, "main button[type=submit]")
+    assert "Choose one from the list" in page.content()
+    assert_accessible(page, "I want to talk to someone, a name not offered")
+    # By keyboard alone: the choice kept, an about chosen with the arrow keys, a contact.
+    assert page.is_checked("#id_unsafe")
+    tab_to(page, "#id_about_0")
+    page.keyboard.press("ArrowDown")
+    tab_to(page, "#id_contact_0")
+    page.keyboard.press("Space")
+    press_enter_on(page, "main button[type=submit]")
+    assert 'href="tel:999"' in page.content()
+    assert_accessible(page, "the staff have been told: the pupil does not feel safe")
+    page.goto(live_server.url + "/me/talk/")
     page.click("main button[type=submit]")
     page.wait_for_load_state()
     assert "We have told the staff" in page.content()
     assert_accessible(page, "the staff have been told")
     page.close()
+    alert = Alert.objects.get(kind=Alert.Kind.ASKED)
+    assert (alert.about, alert.wanted_contact, alert.urgent) == (
+        "friends",
+        "Mrs Khan, in room 12",
+        True,
+    )
 
     page = sign_in(browser, live_server, staff, viewport)
     page.goto(live_server.url + "/learners/")
     assert page.is_visible(".banner-alert")
     assert_accessible(page, "a lead's page with the alerts banner")
     page.goto(live_server.url + "/safeguarding/")
-    assert_accessible(page, "alerts waiting")
+    assert "Urgent: the pupil said" in page.content()
+    assert_accessible(page, "alerts waiting, an urgent request first")
     page.click("main table a")
     page.wait_for_load_state()
+    assert "What the pupil said" in page.content()
     assert_accessible(page, "one alert, waiting")
     page.click("main form button[type=submit]")
     page.wait_for_load_state()

@@ -127,6 +127,18 @@ def talk_page(learner, client, monkeypatch):
     return ask(client, "get", "/me/talk/"), "<h1"
 
 
+def talk_sent(learner, client, monkeypatch):
+    return ask(client, "post", "/me/talk/", data={"about": "friends"}), "<h1>We have told"
+
+
+def talk_sent_unsafe(learner, client, monkeypatch):
+    return ask(client, "post", "/me/talk/", data={"unsafe": "on"}), 'href="tel:999"'
+
+
+def talk_choice_refused(learner, client, monkeypatch):
+    return ask(client, "post", "/me/talk/", data={"contact": "Nobody offered"}), "from the list"
+
+
 def privacy_page(learner, client, monkeypatch):
     return ask(client, "get", "/me/privacy/"), "<h1"
 
@@ -151,6 +163,9 @@ PAGES: dict[str, tuple[Callable, int]] = {
         (nothing_to_take, 200),
         (outage_banner, 200),
         (talk_page, 200),
+        (talk_sent, 200),
+        (talk_sent_unsafe, 200),
+        (talk_choice_refused, 200),
         (privacy_page, 200),
     )
 }

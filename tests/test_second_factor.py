@@ -22,8 +22,8 @@ from allauth.mfa.totp.internal.auth import TOTP, generate_totp_secret
 from django.contrib.auth.models import User
 
 from learners.models import Learner
+from safeguarding.asking import alert_raise_for_request
 from safeguarding.models import Alert
-from safeguarding.services import alert_raise_for_request
 from tests.factories import PASSWORD, make_learner, make_staff
 
 pytestmark = pytest.mark.mfa
