@@ -40,6 +40,9 @@ State = AssessmentAttempt.State
 
 COLLEAGUE_USERNAME = "demo-counsellor"
 HISTORY_DAYS = 60
+# A routine item older than this is usually closed by now, as a school's would be: its records
+# are then kept the retention period from then, not held (privacy.selectors.hold_of).
+SETTLED_AFTER_DAYS = 21
 
 FIRST_NAMES = (
     "Amira", "Ben", "Chloe", "Dev", "Ella", "Finn", "Grace", "Hamza", "Isla", "Jack", "Kiran",
@@ -323,6 +326,9 @@ def _work_on_follow_ups(people, rng, now: datetime, summary: SeedSummary) -> Non
         roll = rng.random()
         assignee = demo_staff if roll < 0.45 else colleague if roll < 0.65 else None
         status = rng.choices(list(FollowUp.Status), weights=[5, 3, 2, 1])[0]
+        settled = now - item.created_at > timedelta(days=SETTLED_AFTER_DAYS)
+        if not item.priority and settled and rng.random() < 0.8:
+            status, assignee = FollowUp.Status.RESOLVED, assignee or demo_staff
         if assignee is None:
             status = FollowUp.Status.NEW  # nobody has picked it up yet
         note = rng.choice(NOTES[status]) if status in NOTES else ""
@@ -336,7 +342,8 @@ def _work_on_follow_ups(people, rng, now: datetime, summary: SeedSummary) -> Non
                 note=note,
             )
             when = min(item.created_at + timedelta(days=rng.uniform(0.5, 5)), now)
-            FollowUp.objects.filter(pk=item.pk).update(updated_at=when)
+            resolved_at = when if status == FollowUp.Status.RESOLVED else None
+            FollowUp.objects.filter(pk=item.pk).update(updated_at=when, resolved_at=resolved_at)
             FollowUpNote.objects.filter(follow_up=item).update(created_at=when)
             summary.assigned += assignee is not None
         summary.follow_ups[FollowUp.Status(status).label] += 1

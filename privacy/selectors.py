@@ -2,10 +2,13 @@
 
 The rule (docs/architecture.md, "Children's data"): a learner's answers, results and attempts
 are erased `PartnerSettings.retention_years` after their last activity (or their leaving the
-school, if later), unless held. A
-safeguarding concern (an alert about them or one of their results, or a follow-up) holds them
-until the learner's 25th birthday, as the records guidance schools follow asks, unless staff
-lifted the hold after the concern was raised; a hold staff placed keeps them until lifted.
+school, or the resolving of a follow-up about them, if later), unless held. Child-protection
+records are held until the learner's 25th birthday, as the records guidance schools follow
+asks: a safeguarding alert about them or one of their results (a priority value, an
+unrecognised value, or the learner asking to talk to someone; never a test alert). A routine
+follow-up (a result needing help, no alert) holds them only while it is open. Either hold
+ends when staff lift it after the concern was raised; a hold staff placed keeps them until
+lifted.
 """
 
 from dataclasses import dataclass
@@ -17,7 +20,7 @@ from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AttemptAnswer
 from classes.models import GroupMembership
-from followups.models import FollowUp
+from followups.models import OPEN, FollowUp
 from learners.models import Learner
 from privacy.models import RecordsHold
 from safeguarding.models import Alert
@@ -43,10 +46,13 @@ def years_before(moment: datetime, years: int) -> datetime:
 
 
 def with_last_activity(learners: QuerySet[Learner]) -> QuerySet[Learner]:
-    """Annotate `last_activity`: the latest answer, attempt time, sign-in, registration or leaving.
+    """Annotate `last_activity`: the latest answer, attempt, sign-in, registration, leaving, etc.
 
-    A leaver's records are kept the retention period from the day they left the school (the
-    roster's `left_at`), however long before that they last signed in.
+    The latest of: registration, last sign-in, any attempt's times, any saved answer, leaving
+    the school and resolving a follow-up. A leaver's records are kept the retention period
+    from the day they left the school (the roster's `left_at`), however long before that they
+    last signed in; after a routine follow-up, from the day it was resolved (while open, it
+    holds them: hold_of).
     """
     registered = "registered_at"
     attempts = AssessmentAttempt.objects.filter(learner=OuterRef("pk")).order_by()
@@ -67,6 +73,16 @@ def with_last_activity(learners: QuerySet[Learner]) -> QuerySet[Learner]:
         .values("latest")[:1],
         output_field=DateTimeField(),
     )
+    # Empty while every follow-up is open (or there is none): Coalesce below, as SQLite's
+    # MAX() of several values is empty if any one is.
+    latest_resolution = Subquery(
+        FollowUp.objects.filter(learner=OuterRef("pk"), resolved_at__isnull=False)
+        .order_by()
+        .values("learner")
+        .annotate(latest=Max("resolved_at"))
+        .values("latest")[:1],
+        output_field=DateTimeField(),
+    )
     return learners.annotate(
         last_activity=Greatest(
             registered,
@@ -74,6 +90,7 @@ def with_last_activity(learners: QuerySet[Learner]) -> QuerySet[Learner]:
             Coalesce(latest_attempt, registered),
             Coalesce(latest_answer, registered),
             Coalesce("left_at", registered),
+            Coalesce(latest_resolution, registered),
             output_field=DateTimeField(),
         )
     )
@@ -99,20 +116,26 @@ class Hold:
 
     # A hold staff placed: kept until they lift it.
     placed: RecordsHold | None = None
-    # The automatic hold: a safeguarding alert or a follow-up, raised since the latest lift.
+    # A safeguarding alert raised since the latest lift: held until the 25th birthday.
     alert: bool = False
-    follow_up: bool = False
+    # A routine follow-up opened since the latest lift and still open: held while it is open.
+    open_follow_up: bool = False
     # The learner's 25th birthday (empty if their date of birth is not known).
     birthday_25: date | None = None
-    # The automatic hold has ended: the learner is 25 (their records follow the usual rule).
+    # The alert's hold has ended: the learner is 25 (their records follow the usual rule).
     ended: bool = False
     # When staff last lifted the automatic hold, if they did.
     lifted: RecordsHold | None = None
 
     @property
+    def safeguarding(self) -> bool:
+        """Return whether a safeguarding alert holds the records now (to the 25th birthday)."""
+        return self.alert and not self.ended
+
+    @property
     def automatic(self) -> bool:
-        """Return whether a safeguarding concern holds the records now."""
-        return (self.alert or self.follow_up) and not self.ended
+        """Return whether an alert or an open follow-up holds the records now."""
+        return self.safeguarding or self.open_follow_up
 
     @property
     def held(self) -> bool:
@@ -120,8 +143,8 @@ class Hold:
 
     @property
     def until(self) -> date | None:
-        """Return the day the hold ends by itself (None: when staff lift it, or not held)."""
-        if self.placed is None and self.automatic:
+        """Return the day the hold ends by itself (None: not held, or not by a date)."""
+        if self.placed is None and self.safeguarding:
             return self.birthday_25
         return None
 
@@ -138,13 +161,18 @@ def hold_of(learner: Learner, *, today: date) -> Hold:
         # A lift covers the concerns staff knew of; one raised later holds the records again.
         alerts = alerts.filter(raised_at__gt=lifted.lifted_at)
         follow_ups = follow_ups.filter(created_at__gt=lifted.lifted_at)
+    # A priority follow-up is opened with an alert; should that alert's row be gone or
+    # unlinked (it keeps no learner once erased, and rows made before alerts existed have
+    # none), the follow-up still records a child-protection concern, so it holds to the 25th
+    # birthday as the alert would: the safe side when the two disagree.
+    alert = alerts.exists() or follow_ups.filter(priority=True).exists()
     birthday = add_years(learner.dob, HOLD_UNTIL_AGE) if learner.dob else None
     return Hold(
         placed=record if record is not None and record.in_force else None,
-        alert=alerts.exists(),
-        follow_up=follow_ups.exists(),
+        alert=alert,
+        open_follow_up=follow_ups.filter(OPEN, priority=False).exists(),
         birthday_25=birthday,
-        ended=birthday is not None and today >= birthday,
+        ended=alert and birthday is not None and today >= birthday,
         lifted=lifted,
     )
 

@@ -232,14 +232,16 @@ def test_the_command_sweeps_once_and_says_what_it_did(learner):
 # The safeguarding hold -----------------------------------------------------------------------
 
 
-def test_a_follow_up_holds_the_records_until_the_learners_25th_birthday(pupil, birthday_25):
-    flagged(pupil, SLEEP)
+def test_a_routine_follow_up_holds_the_records_only_while_it_is_open(pupil):
+    item = flagged(pupil, SLEEP)
 
     assert records_sweep(now=years_from(timezone.now(), 5)) == {**NOTHING, "held": 1}
-    assert records_sweep(now=birthday_25 - timedelta(days=1))["held"] == 1
     assert not is_erased(pupil)
 
-    assert records_sweep(now=birthday_25)["expired"] == 1
+    FollowUp.objects.filter(pk=item.pk).update(
+        status=FollowUp.Status.RESOLVED, resolved_at=timezone.now()
+    )
+    assert records_sweep(now=years_from(timezone.now(), 5))["expired"] == 1
     assert is_erased(pupil)
     assert not FollowUp.objects.filter(learner=pupil).exists()
 
@@ -462,12 +464,17 @@ def test_the_record_says_until_when_and_why_the_records_are_held(school, pupil, 
 
     flagged(pupil, SLEEP)
     page = client.get(f"/learners/{pupil.pk}/").content.decode()
-    assert f"Held until {birthday_25:%-d %B %Y}, their 25th birthday," in page
-    assert "because there is a follow-up about them." in page
+    assert (
+        "Held while a follow-up about them is open; then kept for 3 years after it is resolved."
+    ) in page
+    assert "25th birthday" not in page
 
     raise_alert(pupil)
     page = client.get(f"/learners/{pupil.pk}/").content.decode()
-    assert "because there is a safeguarding alert and a follow-up about them." in page
+    assert (
+        f"Held until {birthday_25:%-d %B %Y}, their 25th birthday, because a safeguarding alert "
+        "was raised about them."
+    ) in page
     assert f'href="/learners/{pupil.pk}/hold/"' in page
 
 

@@ -25,6 +25,7 @@ from demo.management.commands import demo_staff
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from partner_api import get_client
+from privacy.selectors import hold_of
 from safeguarding.models import Alert
 from schools.models import School
 from tests.factories import make_learner, make_staff
@@ -206,6 +207,19 @@ def test_the_follow_up_queue_has_items_some_assigned_to_the_demo_staff_with_note
     assert all(
         item.created_at == item.attempt.completed_at for item in items.select_related("attempt")
     )
+
+
+def test_older_routine_follow_ups_are_resolved_and_hold_no_records(seeded):
+    today = timezone.localdate()
+    resolved = FollowUp.objects.filter(status=FollowUp.Status.RESOLVED)
+    learners = Learner.objects.filter(follow_ups__isnull=False).distinct()
+    holds = {learner.pk: hold_of(learner, today=today) for learner in learners}
+
+    assert resolved.exists() and not resolved.filter(resolved_at__isnull=True).exists()
+    assert sum(not hold.held for hold in holds.values()) >= 1
+    # Only an alert holds to the 25th birthday; a routine item only while open.
+    alerted = set(Alert.objects.values_list("attempt__learner", flat=True))
+    assert all(pk in alerted for pk, hold in holds.items() if hold.until is not None)
 
 
 def test_the_demo_password_is_printed_once_and_never_logged(seeded, caplog):

@@ -4,6 +4,7 @@ from django import template
 from django.utils import timezone
 
 from accounts.access import sees_results
+from privacy.hold_words import automatic_hold_sentence, under_placed_hold_sentence
 from privacy.selectors import hold_of, kept_until
 from schools.models import PartnerSettings
 
@@ -19,10 +20,17 @@ def records_hold_status(context, learner) -> dict:
     """
     hold = hold_of(learner, today=timezone.localdate())
     request = context.get("request")
+    show_why = request is not None and sees_results(request.user)
+    years = PartnerSettings.of(learner.school_id).retention_years
+    automatic = ""
+    if hold.automatic and hold.placed is None:
+        automatic = automatic_hold_sentence(hold, show_why=show_why, years=years)
     return {
-        "show_why": request is not None and sees_results(request.user),
+        "show_why": show_why,
         "learner": learner,
         "hold": hold,
+        "automatic": automatic,
+        "under_placed": under_placed_hold_sentence(hold) if hold.placed and show_why else "",
         "kept_until": None if hold.held else kept_until(learner),
-        "years": PartnerSettings.of(learner.school_id).retention_years,
+        "years": years,
     }
