@@ -170,6 +170,19 @@ def test_not_feeling_safe_shows_999_and_the_helplines_before_anything_else(learn
 
 
 @pytest.mark.django_db
+def test_a_primary_pupil_who_feels_unsafe_is_told_to_find_a_grown_up_now(learner):
+    learner.level = Level.PRIMARY
+    learner.save(update_fields=["level"])
+
+    html = signed_in(learner.user).post(TALK, {"unsafe": "on"}).content.decode()
+
+    main = html[html.index("<main") :]
+    assert '<a href="tel:999">999</a>' in main
+    assert main.index("tel:999") < main.index("tell a grown-up near you now, like your teacher")
+    assert "It might not be today" not in main
+
+
+@pytest.mark.django_db
 def test_a_plain_request_shows_what_happens_next_first(learner):
     html = signed_in(learner.user).post(TALK).content.decode()
 
