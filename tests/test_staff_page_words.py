@@ -28,3 +28,22 @@ def test_a_safeguarding_lead_is_still_offered_registering_from_a_file(staff_clie
 
     assert staff_client.get("/learners/import/").status_code == 200
     assert 'href="/learners/import/"' in page
+
+
+def test_the_header_names_staff_by_their_full_name(client, teacher):
+    teacher.first_name, teacher.last_name = "Tara", "Patel"
+    teacher.save()
+    client.force_login(teacher)
+
+    page = client.get("/learners/").content.decode()
+
+    assert '<span class="signed-in-as">Tara Patel</span>' in page
+    assert "tara.teacher" not in page
+
+
+def test_the_header_names_staff_without_a_name_by_their_username(client, teacher):
+    client.force_login(teacher)
+
+    page = client.get("/learners/").content.decode()
+
+    assert '<span class="signed-in-as">tara.teacher</span>' in page
