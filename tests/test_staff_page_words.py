@@ -3,7 +3,8 @@
 import pytest
 
 from accounts.models import StaffRole
-from tests.factories import make_staff
+from assessments.upstream_terms import upstream_term
+from tests.factories import make_attempt, make_staff
 
 
 @pytest.fixture
@@ -47,3 +48,43 @@ def test_the_header_names_staff_without_a_name_by_their_username(client, teacher
     page = client.get("/learners/").content.decode()
 
     assert '<span class="signed-in-as">tara.teacher</span>' in page
+
+
+def test_the_attempt_page_says_the_upstreams_codes_in_staff_words(staff_client, learner):
+    attempt = make_attempt(learner)
+    attempt.offer_status, attempt.target_group = "AVAILABLE", "PRIMARY"
+    attempt.save()
+
+    response = staff_client.get(f"/learners/{learner.pk}/attempts/{attempt.assessment_id}/")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "<dd>Available</dd>" in page
+    assert "<dd>Primary</dd>" in page
+    assert "AVAILABLE" not in page and "PRIMARY" not in page
+
+
+def test_an_unknown_code_is_shown_humanised(staff_client, learner):
+    attempt = make_attempt(learner)
+    attempt.offer_status, attempt.target_group = "AWAITING_REVIEW", "YEAR_10"
+    attempt.save()
+
+    page = staff_client.get(f"/learners/{learner.pk}/attempts/{attempt.assessment_id}/")
+
+    assert "<dd>Awaiting review</dd>" in page.content.decode()
+    assert "<dd>Year 10</dd>" in page.content.decode()
+    assert "AWAITING_REVIEW" not in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("available", "Available"),
+        ("FURTHER_EDUCATION", "Further education"),
+        ("NO_ASSESSMENT_AVAILABLE", "None available"),
+        ("Year 10", "Year 10"),  # already words: as given
+        ("ready-ish", "ready-ish"),
+    ],
+)
+def test_upstream_terms_are_known_words_or_as_given(value, shown):
+    assert upstream_term(value) == shown
