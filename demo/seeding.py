@@ -39,6 +39,9 @@ from schools.models import PartnerSettings
 State = AssessmentAttempt.State
 
 COLLEAGUE_USERNAME = "demo-counsellor"
+# The deputy lead needs an address, or escalated alerts reach no deputy in `make run` (they are
+# printed by the delivery worker there: nothing is sent).
+COLLEAGUE_EMAIL = "demo-counsellor@dsl.example"
 HISTORY_DAYS = 60
 # A routine item older than this is usually closed by now, as a school's would be: its records
 # are then kept the retention period from then, not held (privacy.selectors.hold_of).
@@ -112,7 +115,9 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser, trust: DemoTrust) -> lis
     )
     if created:
         colleague.set_unusable_password()
-        colleague.save()
+    if colleague.email != COLLEAGUE_EMAIL:  # mends a demo seeded before the deputy had one
+        colleague.email = COLLEAGUE_EMAIL
+    colleague.save()
     colleague.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
     # A deputy safeguarding lead: someone follow-ups can be handed to.
     demo_colleague_roles(colleague, trust)

@@ -22,6 +22,7 @@ from classes.models import SchoolGroup
 from dashboard.models import CohortResult
 from demo import trust
 from demo.management.commands import demo_staff
+from demo.seeding import COLLEAGUE_USERNAME
 from followups.models import FollowUp, FollowUpNote
 from learners.models import Learner, Level
 from partner_api import get_client
@@ -147,6 +148,18 @@ def test_the_demo_lead_has_an_email_and_an_acknowledged_test_alert(db, tmp_path,
     assert lead.email and safeguarding_ready()
     test = Alert.objects.get(kind=Alert.Kind.TEST, test_recipient=lead)
     assert test.acknowledged_by == lead
+
+
+def test_every_demo_safeguarding_lead_and_deputy_has_an_email(seeded):
+    leads = User.objects.filter(
+        school_roles__role__in=[StaffRole.DSL, StaffRole.DEPUTY_DSL]
+    ).distinct()
+
+    usernames = {lead.username for lead in leads}
+    assert {trust.DEMO_USERNAME, trust.PRIMARY_LEAD_USERNAME, COLLEAGUE_USERNAME} <= usernames
+    assert [lead.username for lead in leads if not lead.email] == []
+    trust_lead = User.objects.get(username=trust.TRUST_LEAD_USERNAME)
+    assert trust_lead.email
 
 
 def test_most_learners_completed_an_assessment_some_are_in_progress_some_twice(seeded):

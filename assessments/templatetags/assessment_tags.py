@@ -3,6 +3,7 @@
 from django import template
 
 from assessments.models import AssessmentAttempt
+from assessments.upstream_terms import upstream_term
 
 register = template.Library()
 
@@ -14,3 +15,9 @@ def state_label(state: str) -> str:
         return AssessmentAttempt.State(state).label
     except ValueError:
         return state
+
+
+@register.filter
+def staff_term(value: str) -> str:
+    """Return the staff word for an upstream code (assessments.upstream_terms)."""
+    return upstream_term(value)
