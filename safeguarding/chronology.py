@@ -42,7 +42,8 @@ def _who(user: AbstractBaseUser | None, kept_name: str) -> str:
 
 def _alert_lines(alert: Alert) -> list[ChronologyLine]:
     """Return the raising of a concern and, once a lead took it on, its acknowledgement."""
-    details = [alert.get_reason_display()]
+    # A request says what it is in its heading; a result says why it alerted.
+    details = [alert.get_reason_display()] if alert.kind == Alert.Kind.RESULT else []
     for value in alert.values:
         risk = value.get("field") == "risk_level"
         label = gettext("Risk level") if risk else gettext("Needs help")
@@ -53,7 +54,11 @@ def _alert_lines(alert: Alert) -> list[ChronologyLine]:
         details.append(gettext("About: %(about)s") % {"about": alert.get_about_display()})
     if alert.wanted_contact:
         details.append(gettext("Would like to talk to: %(name)s") % {"name": alert.wanted_contact})
-    who = gettext("The pupil") if alert.kind == Alert.Kind.ASKED else gettext("The portal")
+    # Read after "by": "by the pupil", "by the portal, from a result".
+    if alert.kind == Alert.Kind.ASKED:
+        who = gettext("the pupil")
+    else:
+        who = gettext("the portal, from a result")
     lines = [
         ChronologyLine(
             at=alert.raised_at,

@@ -73,7 +73,28 @@ def test_taking_a_concern_on_records_action_category_and_note_with_who_and_when(
     stamp = timezone.localtime(entry.created_at).strftime("%Y-%m-%dT%H:%M")
     assert f'datetime="{stamp}' in page
     assert "A learner asked to talk to someone" in page  # the raising, by the pupil
-    assert "by The pupil" in page
+    assert "by the pupil" in page
+
+
+def test_the_raising_says_what_the_pupil_chose_and_what_a_result_said(lead, learner):
+    alert = asked(learner, minutes_ago=10)
+    Alert.objects.filter(pk=alert.pk).update(urgent=True, about="home", wanted_contact="Mrs Khan")
+    now = timezone.now()
+    Alert.objects.create(
+        kind=Alert.Kind.RESULT,
+        reason=Alert.Reason.PRIORITY,
+        learner=learner,
+        values=[{"field": "needs_help", "value": "Yes - priority", "reason": "priority"}],
+        raised_at=now - timedelta(days=3),
+        escalate_at=now,
+    )
+
+    page = chronology_page(signed_in(lead), learner)
+
+    assert "do not feel safe right now (urgent)" in page and "About: Home or family" in page
+    assert "Would like to talk to: Mrs Khan" in page
+    assert "Priority value" in page and "Needs help: “Yes - priority”" in page
+    assert page.index("Mrs Khan") < page.index("Priority value")  # newest first
 
 
 def test_taking_a_concern_on_without_an_action_says_so_and_keeps_what_was_typed(lead, learner):
