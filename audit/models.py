@@ -65,6 +65,8 @@ class AuditEvent(models.Model):
         LEARNER_LEFT = "learner_left", _("A learner left the school (roster)")
         LEARNER_RETURNED = "learner_returned", _("A learner came back to the school (roster)")
         GROUP_ARCHIVED = "group_archived", _("Archived last year's group")
+        CHRONOLOGY_VIEWED = "chronology_viewed", _("Viewed a child's safeguarding chronology")
+        CHRONOLOGY_PRINTED = "chronology_printed", _("Printed a child's safeguarding record")
 
     # The school this belongs to (none for what concerns no one school): pages scope by it.
     school = models.ForeignKey(

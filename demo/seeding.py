@@ -27,11 +27,13 @@ from classes.models import SchoolGroup
 from classes.services import group_create, group_learners_add
 from dashboard.cohort import cohort_refresh
 from demo.trust import DemoTrust, demo_colleague_roles, demo_schools, demo_trust_staff
-from followups.models import FollowUp, FollowUpNote
+from followups.models import FollowUp, FollowUpHistory, FollowUpNote
 from followups.services import followup_due_date, followup_update
 from learners.models import Learner, Level
 from learners.services import RegistrationFailed, learner_register
-from safeguarding.models import Alert
+from safeguarding.entries import entry_add_action
+from safeguarding.forms import DEFAULT_ACTIONS
+from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import escalation_deadline
 from schools.context import working_in
 from schools.models import PartnerSettings
@@ -316,11 +318,17 @@ def _acknowledge_alerts(lead, rng, now: datetime, summary: SeedSummary) -> None:
     )
     for alert in alerts:
         acknowledged_at = alert.raised_at + timedelta(minutes=rng.uniform(3, 75))
+        category = rng.choice([Alert.Category.WELLBEING, Alert.Category.ATTENDANCE])
         Alert.objects.filter(pk=alert.pk).update(
             acknowledged_at=acknowledged_at,
             acknowledged_by=lead,
             acknowledged_by_username=lead.get_username(),
+            category=category,
         )
+        # What the lead did, as the chronology shows it (dated when they took it on).
+        alert.category = category
+        entry = entry_add_action(alert=alert, by=lead, action=str(DEFAULT_ACTIONS[0]))
+        ChronologyEntry.objects.filter(pk=entry.pk).update(created_at=acknowledged_at)
 
 
 def _work_on_follow_ups(people, rng, now: datetime, summary: SeedSummary) -> None:
@@ -350,5 +358,6 @@ def _work_on_follow_ups(people, rng, now: datetime, summary: SeedSummary) -> Non
             resolved_at = when if status == FollowUp.Status.RESOLVED else None
             FollowUp.objects.filter(pk=item.pk).update(updated_at=when, resolved_at=resolved_at)
             FollowUpNote.objects.filter(follow_up=item).update(created_at=when)
+            FollowUpHistory.objects.filter(follow_up=item).update(created_at=when)
             summary.assigned += assignee is not None
         summary.follow_ups[FollowUp.Status(status).label] += 1

@@ -8,8 +8,9 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.formats import date_format
 
-from accounts.access import sees_results
+from accounts.access import sees_results, staff_name
 from assessments.concern import concern_of_result
 from assessments.models import (
     AssessmentAttempt,
@@ -19,7 +20,7 @@ from assessments.models import (
 )
 from audit.models import AuditEvent
 from audit.services import audit_record
-from followups.models import FollowUp, FollowUpArea, FollowUpNote
+from followups.models import FollowUp, FollowUpArea, FollowUpHistory, FollowUpNote
 from learners.models import Learner
 
 logger = logging.getLogger(__name__)
@@ -126,6 +127,17 @@ class FollowUpChange:
         return bool(self.fields) or self.note_added
 
 
+def _in_words(follow_up: FollowUp) -> dict[str, str]:
+    """Return an item's status, assignee and due date as staff read them (for its history)."""
+    # Setting assignee_id forgets the cached assignee: this reads the one now chosen.
+    assignee = follow_up.assignee
+    return {
+        "status": str(follow_up.get_status_display()),
+        "assignee": staff_name(assignee) if assignee is not None else "",
+        "due_date": date_format(follow_up.due_date, "DATE_FORMAT"),
+    }
+
+
 def followup_update(
     *,
     follow_up: FollowUp,
@@ -147,10 +159,27 @@ def followup_update(
         wanted = {"status": status, "assignee_id": assignee.pk if assignee else None,
                   "due_date": due_date}  # fmt: skip
         fields = [name for name, value in wanted.items() if getattr(locked, name) != value]
+        before = _in_words(locked)
         for name in fields:
             setattr(locked, name, wanted[name])
+        saved = list(fields)
+        if "status" in fields:
+            # A routine item keeps records for the retention period from its resolving.
+            locked.resolved_at = timezone.now() if status == FollowUp.Status.RESOLVED else None
+            saved.append("resolved_at")
         if fields:
-            locked.save(update_fields=[*fields, "updated_at"])
+            locked.save(update_fields=[*saved, "updated_at"])
+            after = _in_words(locked)
+            FollowUpHistory.objects.create(
+                follow_up=locked,
+                changed_by=changed_by,
+                changed_by_name=staff_name(changed_by),
+                changes=[
+                    {"field": name, "from": before[name], "to": after[name]}
+                    for name in before
+                    if before[name] != after[name]
+                ],
+            )
         note = note.strip()
         if note:
             FollowUpNote.objects.create(

@@ -17,8 +17,9 @@ from audit.models import AuditEvent
 from audit.services import audit_record
 from followups.services import followup_open_for_result
 from learners.models import Learner
+from safeguarding.entries import entry_add_action
 from safeguarding.hours import school_deadline
-from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail
+from safeguarding.models import UNACKNOWLEDGED, Alert, AlertEmail, ChronologyEntry
 from safeguarding.tasks import enqueue_alert_email, enqueue_escalation
 from schools.models import PartnerSettings, default_school_id
 
@@ -136,8 +137,22 @@ def alert_raise_test(*, lead: AbstractBaseUser) -> Alert:
     return alert_create(kind=Alert.Kind.TEST, reason=Alert.Reason.TEST, test_recipient=lead)
 
 
-def alert_acknowledge(*, alert: Alert, by: AbstractBaseUser, address: str | None) -> bool:
-    """Record that a safeguarding lead has taken the alert on; False if someone already had."""
+def alert_acknowledge(
+    *,
+    alert: Alert,
+    by: AbstractBaseUser,
+    address: str | None,
+    action: str = "",
+    category: str = "",
+    note: str = "",
+) -> bool:
+    """Record that a lead has taken the alert on, and what was done; False if someone had.
+
+    The category goes on the alert; the action and note become the first entry of the
+    child's chronology, in the same transaction as the acknowledgement.
+    """
+    if category and category not in Alert.Category.values:
+        raise ValueError(f"Unknown concern category {category!r}")
     with transaction.atomic():
         locked = Alert.objects.select_for_update().get(pk=alert.pk)
         if locked.acknowledged_at is not None:
@@ -145,9 +160,17 @@ def alert_acknowledge(*, alert: Alert, by: AbstractBaseUser, address: str | None
         locked.acknowledged_at = timezone.now()
         locked.acknowledged_by = by
         locked.acknowledged_by_username = by.get_username()
+        locked.category = category
         locked.save(
-            update_fields=["acknowledged_at", "acknowledged_by", "acknowledged_by_username"]
+            update_fields=[
+                "acknowledged_at",
+                "acknowledged_by",
+                "acknowledged_by_username",
+                "category",
+            ]
         )
+        if locked.learner is not None and (action or note.strip()):
+            entry_add_action(alert=locked, by=by, action=action, note=note, category=category)
         audit_record(
             actor=by,
             address=address,
@@ -155,6 +178,7 @@ def alert_acknowledge(*, alert: Alert, by: AbstractBaseUser, address: str | None
             learner=locked.learner,
             alert=locked.pk,
             kind=locked.kind,
+            category=category,
             minutes_to_acknowledge=round(
                 (locked.acknowledged_at - locked.raised_at).total_seconds() / 60, 1
             ),
@@ -222,7 +246,13 @@ def alerts_sweep(*, now: datetime | None = None) -> dict[str, int]:
 
 
 def alerts_forget_learner(*, learner: Learner) -> int:
-    """Unlink an erased learner's alerts from them, keeping the timings; return how many."""
+    """Unlink an erased learner's alerts, keeping the timings, and delete their chronology.
+
+    Return how many alerts were unlinked.
+    """
+    # The chronology is free text about the child: it goes (the learner row stays, anonymised,
+    # so the cascade alone would keep it).
+    ChronologyEntry.objects.filter(learner=learner).delete()
     # The timings stay for the safeguarding figures, and nothing that leads back to the
     # learner: neither the learner, nor the attempt, nor the values that raised the alert.
     return Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(

@@ -17,7 +17,8 @@ from accounts.models import StaffRole
 from assessments.learner_results import helplines, school_contacts
 from kit.addresses import client_address
 from safeguarding.asking import alert_raise_for_request
-from safeguarding.forms import TalkForm
+from safeguarding.entries import entry_add_action
+from safeguarding.forms import AcknowledgeForm, ActionForm, TalkForm
 from safeguarding.models import Alert
 from safeguarding.selectors import alerts_for_list
 from safeguarding.services import alert_acknowledge
@@ -48,35 +49,71 @@ def alert_list(request: HttpRequest) -> HttpResponse:
     return render(request, "safeguarding/alert_list.html", {"alerts": alerts, "show": show})
 
 
+def _alert_of(request: HttpRequest, pk: int) -> Alert:
+    """Return an alert the lead may open (404 otherwise), with what its page shows."""
+    alerts = Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient")
+    return get_object_or_404(_alerts_seen_by(request.user, alerts), pk=pk)
+
+
+def _alert_page(request: HttpRequest, alert: Alert, **forms) -> HttpResponse:
+    """Render the alert's page, with the acknowledge or add-an-action form (posted or blank)."""
+    if alert.is_acknowledged:
+        forms.setdefault("action_form", ActionForm(school_id=alert.school_id))
+    else:
+        forms.setdefault("form", AcknowledgeForm(alert=alert))
+    return render(request, "safeguarding/alert_detail.html", {"alert": alert, **forms})
+
+
 @safeguarding_required
 @step_up_required
 def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """Show one alert: what raised it, for whom, its emails, and the acknowledge button."""
-    alert = get_object_or_404(
-        _alerts_seen_by(
-            request.user,
-            Alert.objects.select_related("learner", "follow_up", "attempt", "test_recipient"),
-        ),
-        pk=pk,
-    )
-    return render(request, "safeguarding/alert_detail.html", {"alert": alert})
+    """Show one alert: what raised it, for whom, its emails, and the acknowledge form."""
+    return _alert_page(request, _alert_of(request, pk))
 
 
 @safeguarding_required
 @require_POST
 @step_up_required
 def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """Acknowledge an alert: a named lead has taken it on (audited)."""
-    alert = get_object_or_404(_alerts_seen_by(request.user, Alert.objects.all()), pk=pk)
-    if alert_acknowledge(alert=alert, by=request.user, address=client_address(request)):
+    """Acknowledge an alert with what was done and its category (audited)."""
+    alert = _alert_of(request, pk)
+    if alert.is_acknowledged:
+        return _already_acknowledged(request, alert)
+    form = AcknowledgeForm(request.POST, alert=alert)
+    if not form.is_valid():
+        return _alert_page(request, alert, form=form)
+    if alert_acknowledge(
+        alert=alert, by=request.user, address=client_address(request), **form.cleaned_data
+    ):
         messages.success(request, _("Alert acknowledged. Thank you."))
-    else:
-        alert.refresh_from_db()
-        messages.info(
-            request,
-            _("%(name)s had already acknowledged this alert.")
-            % {"name": alert.acknowledged_by_username},
-        )
+        return redirect("safeguarding:alert", pk=alert.pk)
+    return _already_acknowledged(request, alert)
+
+
+def _already_acknowledged(request: HttpRequest, alert: Alert) -> HttpResponse:
+    alert.refresh_from_db()
+    messages.info(
+        request,
+        _("%(name)s had already acknowledged this alert.")
+        % {"name": alert.acknowledged_by_username},
+    )
+    return redirect("safeguarding:alert", pk=alert.pk)
+
+
+@safeguarding_required
+@require_POST
+@step_up_required
+def alert_add_action(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add a later action, with a note, to a concern already taken on."""
+    alert = _alert_of(request, pk)
+    if not alert.is_acknowledged or alert.learner is None:
+        messages.info(request, _("Acknowledge the alert first: that records the first action."))
+        return redirect("safeguarding:alert", pk=alert.pk)
+    form = ActionForm(request.POST, school_id=alert.school_id)
+    if not form.is_valid():
+        return _alert_page(request, alert, action_form=form)
+    entry_add_action(alert=alert, by=request.user, **form.cleaned_data)
+    messages.success(request, _("Action added to the chronology."))
     return redirect("safeguarding:alert", pk=alert.pk)
 
 

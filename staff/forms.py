@@ -138,6 +138,7 @@ KEPT_WHEN_LEFT_OUT = (
     "school_day_ends",
     "retention_years",
     "helplines",
+    "safeguarding_actions",
 )
 
 
@@ -157,6 +158,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "school_day_starts",
             "school_day_ends",
             "adults_without_alerts",
+            "safeguarding_actions",
             "staff_passwords_off",
             "primary_cards_only",
             "card_window_max_minutes",
@@ -177,6 +179,7 @@ class PartnerSettingsForm(forms.ModelForm):
             "needs_help_routine": forms.Textarea(attrs={"rows": 3}),
             "risk_levels_priority": forms.Textarea(attrs={"rows": 3}),
             "risk_levels_routine": forms.Textarea(attrs={"rows": 3}),
+            "safeguarding_actions": forms.Textarea(attrs={"rows": 4}),
             "school_day_starts": forms.TimeInput(format="%H:%M"),
             "school_day_ends": forms.TimeInput(format="%H:%M"),
         }

@@ -16,7 +16,8 @@ from imports.models import ImportJob
 from learners.models import Learner
 from lessons.models import CardSession, SignInCard, SignInWindow
 from lessons.services import learner_card_print
-from safeguarding.models import Alert
+from safeguarding.entries import entry_add_note
+from safeguarding.models import Alert, ChronologyEntry
 from schools.context import working_in
 from schools.models import School
 from tests.factories import (
@@ -51,6 +52,7 @@ class SchoolRecords:
     card_session: CardSession
     job: ImportJob
     lock: SignInLock
+    entry: ChronologyEntry  # a lead's note in the learner's safeguarding chronology
     markers: list[str] = field(default_factory=list)
 
 
@@ -91,6 +93,7 @@ def school_records(
             raised_at=now,
             escalate_at=now + timedelta(minutes=30),
         )
+        entry = entry_add_note(learner=learner, by=dsl, text=f"{tag} chronology note")
         learner_card_print(learner=learner, group_name=group, printed_by=None, address=None)
         card = SignInCard.objects.get(learner=learner, voided_at__isnull=True)
         window = SignInWindow.objects.create(
@@ -127,6 +130,7 @@ def school_records(
         card_session=card_session,
         job=job,
         lock=lock,
+        entry=entry,
         # What nobody outside the school may read: the learner's names, their class, the
         # school's staff, its import's file and a note on its follow-up.
         markers=[
@@ -139,5 +143,6 @@ def school_records(
             dsl.username,
             job.filename,
             f"{tag} private note",
+            f"{tag} chronology note",
         ],
     )

@@ -27,7 +27,7 @@ from lessons.services import learner_card_print
 from partner_api import Answer, Question
 from pictures.models import Picture
 from roster.models import RosterSync
-from safeguarding.models import Alert
+from safeguarding.models import Alert, ChronologyEntry
 from speech.models import Recording
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 from tests.portal_urls import portal_urls
@@ -249,10 +249,26 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # from any of their pages.
     "safeguarding:alerts": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
     "safeguarding:alert": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    # Acknowledging asks what was done and the category: an empty POST shows the alert page
+    # again with the errors, acknowledging nothing.
     "safeguarding:acknowledge": {
+        "GET": staff_row(dsl=NOT_ALLOWED),
+        "POST": staff_row(dsl=OK),
+    },
+    # A later action on a concern: one not yet acknowledged sends back to its page.
+    "safeguarding:add_action": {
         "GET": staff_row(dsl=NOT_ALLOWED),
         "POST": staff_row(dsl="-> /safeguarding/alerts/<alert>/"),
     },
+    # A child's safeguarding chronology and its printed record: the leads only (never admins).
+    "safeguarding:chronology": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    "safeguarding:chronology_print": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    # An empty note re-shows the chronology with the error.
+    "safeguarding:add_note": {"GET": staff_row(dsl=NOT_ALLOWED), "POST": SAFEGUARDING_PAGE},
+    # The DSL's own entry of today: amending or correcting it shows the form (an empty POST
+    # shows it again with the error).
+    "safeguarding:entry_amend": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    "safeguarding:entry_correct": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
     "safeguarding:talk": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:my_assessments": {"GET": LEARNERS_ONLY, "POST": LEARNERS_ONLY},
     "assessments:start": {"GET": POST_ONLY_BY_GET, "POST": LEARNERS_ONLY},
@@ -519,6 +535,17 @@ def private_details(owner: Learner, owner_attempts: list[AssessmentAttempt]) -> 
 
 def object_pk(name: str, owner: Learner) -> int:
     """Return the pk a `<pk>` path takes for this URL: the owner's own object of that kind."""
+    if name.startswith("safeguarding:entry_"):
+        # A note the DSL wrote today in the owner's safeguarding chronology.
+        return ChronologyEntry.objects.get_or_create(
+            learner=owner,
+            defaults={
+                "kind": ChronologyEntry.Kind.NOTE,
+                "text": "Seen at break",
+                "author": User.objects.get(username="dee.dsl"),
+                "author_name": "Dee DSL",
+            },
+        )[0].pk
     if name.startswith("safeguarding:"):
         # An alert about the owner: they asked to talk to someone.
         return Alert.objects.get_or_create(

@@ -9,12 +9,13 @@ from django.apps import apps as django_apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.formats import date_format
 
 from assessments.delivery import attempt_submit
 from assessments.models import AssessmentAttempt, AssessmentResult
 from assessments.signals import result_stored
 from audit.models import AuditEvent
-from followups.models import FollowUp, FollowUpNote
+from followups.models import FollowUp, FollowUpHistory, FollowUpNote
 from followups.services import (
     followup_open_for_result,
     followup_update,
@@ -361,6 +362,38 @@ def test_staff_change_status_assignee_and_due_date_and_add_a_note(staff_client, 
     assert (item.status, item.assignee, item.due_date) == (Status.CONTACTED, colleague, due)
     note = FollowUpNote.objects.get(follow_up=item)
     assert note.author == staff and note.author_username == "sam.staff"
+
+
+def test_each_save_keeps_its_changes_in_words_and_when_the_item_was_resolved(
+    staff_client, staff, learner
+):
+    item = flagged(learner, SLEEP)
+    colleague = make_staff("cat.colleague")
+    colleague.first_name, colleague.last_name = "Cat", "Colleague"
+    colleague.save(update_fields=["first_name", "last_name"])
+    due = timezone.localdate() + timedelta(days=3)
+    form = {"status": "resolved", "assignee": colleague.pk, "due_date": due.isoformat()}
+    was_due = item.due_date
+
+    staff_client.post(f"/follow-ups/{item.pk}/", form)
+
+    item.refresh_from_db()
+    assert item.resolved_at is not None
+    (change,) = FollowUpHistory.objects.filter(follow_up=item)
+    assert change.changed_by == staff and change.changed_by_name == "sam.staff"
+    assert change.changes == [
+        {"field": "status", "from": "New", "to": "Resolved"},
+        {"field": "assignee", "from": "", "to": "Cat Colleague"},
+        {
+            "field": "due_date",
+            "from": date_format(was_due, "DATE_FORMAT"),
+            "to": date_format(due, "DATE_FORMAT"),
+        },
+    ]
+    staff_client.post(f"/follow-ups/{item.pk}/", {**form, "status": "referred"})
+    item.refresh_from_db()
+    assert item.status == Status.REFERRED and item.resolved_at is None
+    assert FollowUpHistory.objects.filter(follow_up=item).count() == 2
 
 
 def test_every_change_is_audited_with_the_changed_fields_but_never_the_note_text(

@@ -15,6 +15,7 @@ from assessments.taking import question_pages
 from classes.models import SchoolGroup
 from learners.models import Level
 from lessons.services import group_cards_print
+from safeguarding.asking import alert_raise_for_request
 from schools.models import School
 from tests.factories import (
     PASSWORD,
@@ -567,4 +568,42 @@ def test_a_trust_admin_switches_school_with_the_keyboard_alone(browser, live_ser
     assert urlsplit(page.url).path == "/dashboard/"
     assert page.inner_text("#working-school") == "Working in: Rowan Primary"
     assert page.input_value("#school-choice") == str(rowan.pk)
+    page.close()
+
+
+def test_a_lead_takes_a_concern_on_and_reads_the_chronology_with_the_keyboard_alone(
+    browser, live_server, staff, learner, viewport
+):
+    """From the banner to the alert, past the error summary, to the child's chronology."""
+    alert_raise_for_request(learner=learner)
+    page = browser.new_page(viewport=viewport)
+    page.goto(live_server.url + "/accounts/login/")
+    sign_in_with_keyboard(page, staff.username, PASSWORD)
+    tab_until(page, ".banner-alert a[href='/safeguarding/']", "a lead's first page")
+    press_and_load(page)
+    tab_until(page, "main table a[href^='/safeguarding/alerts/']", "the alerts")
+    press_and_load(page)
+
+    where = "one alert"
+    tab_until(page, "main form button[type=submit]", where)
+    press_and_load(page)  # nothing chosen
+    assert_on_error_summary(page, "the alert, nothing chosen", "Choose what was done.")
+    press(page, "Tab", where)  # the summary's first link
+    press(page, "Enter", where)  # to the field it names
+    assert focus_is(page, "#id_action"), describe(focused(page))
+    press(page, "ArrowDown", where)
+    assert page.input_value("#id_action") == "Spoke with the pupil"
+    tab_to_next(page, "#id_category", where)
+    press(page, "ArrowDown", where)
+    tab_to_next(page, "#id_note", where)
+    page.keyboard.type("Talked at break; settled.")
+    tab_to_next(page, "main form button[type=submit]", where)
+    press_and_load(page)
+
+    assert "Alert acknowledged" in page.inner_text(".messages")
+    tab_until(page, "main a[href^='/safeguarding/learners/']", "the alert, taken on")
+    press_and_load(page)
+    chronology = page.inner_text("main")
+    assert "Spoke with the pupil" in chronology and "Talked at break; settled." in chronology
+    assert_visual_order(tab_round(page, "the chronology"), "the chronology")
     page.close()

@@ -29,7 +29,8 @@ from lessons.models import SignInCard
 from lessons.services import learner_card_print
 from privacy.holds import records_hold_lift
 from privacy.services import ErasureDeferred, learner_data_export, learner_erase
-from safeguarding.models import Alert
+from safeguarding.entries import entry_add_note
+from safeguarding.models import Alert, ChronologyEntry
 from tests.factories import PASSWORD, make_learner, question
 
 State = AssessmentAttempt.State
@@ -262,11 +263,15 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
     someone_else = Alert.objects.create(
         kind=Alert.Kind.ASKED, reason=Alert.Reason.ASKED, learner=other_learner, **times
     )
+    for pupil in (learner, other_learner):
+        entry_add_note(learner=pupil, by=staff, text="Spoke with the pupil")
     # Alerts hold the records: a safeguarding lead (staff) lifts the hold before erasing.
     records_hold_lift(learner=learner, lifted_by=staff, reason="No further action")
 
     erase(learner, staff)
 
+    # The chronology is free text about the child: it goes; someone else's stays.
+    assert list(ChronologyEntry.objects.values_list("learner", flat=True)) == [other_learner.pk]
     for alert in (about_result, asked):
         alert.refresh_from_db()
         assert (alert.learner, alert.attempt, alert.values) == (None, None, [])

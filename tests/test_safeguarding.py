@@ -285,17 +285,19 @@ def test_a_lead_acknowledges_an_alert_audited_with_who_and_when(pupil, upstream,
     client = signed_in(staff)
     assert "waiting for acknowledgement" in client.get("/learners/").content.decode()
 
-    response = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", follow=True)
+    taken_on = {"action": "Spoke with the pupil", "category": "wellbeing", "note": ""}
+    response = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", taken_on, follow=True)
 
     alert.refresh_from_db()
     assert alert.acknowledged_by == staff and alert.acknowledged_at is not None
+    assert alert.category == Alert.Category.WELLBEING
     event = AuditEvent.objects.get(action=Action.ALERT_ACKNOWLEDGED)
     assert event.actor == staff and event.detail["alert"] == alert.pk
     acknowledged = response.content.decode()
     assert response.status_code == 200 and f"<h1>Safeguarding alert {alert.pk}</h1>" in acknowledged
     assert "Alert acknowledged" in acknowledged
     assert "waiting for acknowledgement" not in acknowledged
-    again = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", follow=True)
+    again = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", taken_on, follow=True)
     assert "had already acknowledged" in again.content.decode()
 
 
@@ -307,7 +309,9 @@ def test_only_safeguarding_leads_see_and_acknowledge_alerts(pupil, upstream):
     for role in [StaffRole.ADMIN, StaffRole.TEACHER, StaffRole.HEAD_OF_YEAR]:
         client = signed_in(make_staff(f"x.{role}", role=role))
         assert client.get("/safeguarding/").status_code == 404
-        assert client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/").status_code == 404
+        taken_on = {"action": "Spoke with the pupil", "category": "wellbeing"}
+        response = client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", taken_on)
+        assert response.status_code == 404
     assert signed_in(pupil.user).get(f"/safeguarding/alerts/{alert.pk}/").status_code == 404
     alert.refresh_from_db()
     assert alert.acknowledged_at is None

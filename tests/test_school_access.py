@@ -135,6 +135,8 @@ def bravo_paths(name: str, params: list[str], trust: Trust) -> list[str]:
         "followups:detail": b.follow_up.pk,
         "lessons:learner_card": b.learner.pk,
         "lessons:learner_card_reissue": b.learner.pk,
+        "safeguarding:entry_amend": b.entry.pk,
+        "safeguarding:entry_correct": b.entry.pk,
     }
     prefixes = {
         "classes:": b.group.pk,

@@ -230,6 +230,8 @@ def test_the_step_up_pages_and_default(client, staff, settings):
     for page in [
         ALERTS,
         f"/safeguarding/alerts/{alert.pk}/",
+        f"/safeguarding/learners/{learner.pk}/",
+        f"/safeguarding/learners/{learner.pk}/print/",
         f"/learners/{learner.pk}/export/",
         f"/learners/{learner.pk}/erase/",
         "/learners/results.csv",

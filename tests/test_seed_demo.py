@@ -310,3 +310,7 @@ def test_the_demos_older_alerts_were_acknowledged_by_the_demo_lead(seeded, demo_
         if alert.raised_at < day_ago:
             assert alert.acknowledged_by == demo_staff_user
             assert timedelta(minutes=3) <= alert.acknowledged_at - alert.raised_at
+            # The chronology says what the lead did, and when: as they took it on.
+            (entry,) = alert.entries.all()
+            assert alert.category and entry.action == "Spoke with the pupil"
+            assert entry.created_at == alert.acknowledged_at

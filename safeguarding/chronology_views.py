@@ -1,0 +1,150 @@
+"""A child's safeguarding chronology: read, noted, amended within a day, corrected, printed."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.access import in_working_schools, safeguarding_required
+from kit.addresses import client_address
+from learners.models import Learner
+from safeguarding.chronology import chronology_of
+from safeguarding.entries import (
+    EntryLocked,
+    chronology_opened,
+    entry_add_note,
+    entry_amend,
+    entry_amendable,
+    entry_correct,
+)
+from safeguarding.forms import CorrectionForm, NoteForm
+from safeguarding.models import ChronologyEntry
+from schools.models import School
+from signin.second_factor import step_up_required
+
+
+def _learner_of(request: HttpRequest, learner_pk: int) -> Learner:
+    """Return a learner of the schools the lead works in (a leaver too), else 404."""
+    learners = in_working_schools(
+        request.user, Learner.objects.exclude(status=Learner.Status.ERASED)
+    )
+    return get_object_or_404(learners, pk=learner_pk)
+
+
+def _entry_of(request: HttpRequest, pk: int) -> ChronologyEntry:
+    """Return an entry of a learner of the schools the lead works in, else 404."""
+    entries = in_working_schools(
+        request.user,
+        ChronologyEntry.objects.select_related("learner").exclude(
+            learner__status=Learner.Status.ERASED
+        ),
+    )
+    return get_object_or_404(entries, pk=pk)
+
+
+def _chronology_page(request: HttpRequest, learner: Learner, lines, **context) -> HttpResponse:
+    context.setdefault("note_form", NoteForm())
+    return render(
+        request,
+        "safeguarding/chronology.html",
+        {"learner": learner, "lines": lines, **context},
+    )
+
+
+@safeguarding_required
+@step_up_required
+def chronology(request: HttpRequest, learner_pk: int) -> HttpResponse:
+    """Show a child's safeguarding chronology, newest first (audited)."""
+    learner = _learner_of(request, learner_pk)
+    lines = chronology_of(learner, viewer=request.user)
+    chronology_opened(
+        learner=learner,
+        by=request.user,
+        address=client_address(request),
+        printed=False,
+        entries=len(lines),
+    )
+    return _chronology_page(request, learner, lines)
+
+
+@safeguarding_required
+@step_up_required
+def chronology_print(request: HttpRequest, learner_pk: int) -> HttpResponse:
+    """Show the chronology as the child's safeguarding record, to print (audited)."""
+    learner = _learner_of(request, learner_pk)
+    lines = chronology_of(learner)
+    chronology_opened(
+        learner=learner,
+        by=request.user,
+        address=client_address(request),
+        printed=True,
+        entries=len(lines),
+    )
+    return render(
+        request,
+        "safeguarding/chronology_print.html",
+        {
+            "learner": learner,
+            "lines": lines,
+            "school": School.objects.filter(pk=learner.school_id).first(),
+            "printed_at": timezone.now(),
+        },
+    )
+
+
+@safeguarding_required
+@require_POST
+@step_up_required
+def chronology_add_note(request: HttpRequest, learner_pk: int) -> HttpResponse:
+    """Add a lead's own note to the child's chronology."""
+    learner = _learner_of(request, learner_pk)
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        lines = chronology_of(learner, viewer=request.user)
+        return _chronology_page(request, learner, lines, note_form=form)
+    entry_add_note(learner=learner, by=request.user, text=form.cleaned_data["text"])
+    messages.success(request, _("Note added to the chronology."))
+    return redirect("safeguarding:chronology", learner_pk=learner.pk)
+
+
+@safeguarding_required
+@step_up_required
+def entry_amend_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Let the author put right their own entry's words within a day of writing it."""
+    entry = _entry_of(request, pk)
+    back = redirect("safeguarding:chronology", learner_pk=entry.learner_id)
+    if not entry_amendable(entry, request.user):
+        messages.error(request, _locked_message())
+        return back
+    form = NoteForm(request.POST or None, initial={"text": entry.text})
+    if request.method == "POST" and form.is_valid():
+        try:
+            entry_amend(entry=entry, by=request.user, text=form.cleaned_data["text"])
+        except EntryLocked:
+            messages.error(request, _locked_message())
+            return back
+        messages.success(request, _("Entry amended."))
+        return back
+    return render(request, "safeguarding/entry_amend.html", {"entry": entry, "form": form})
+
+
+def _locked_message() -> str:
+    return _(
+        "This entry can no longer be changed: only its author can amend it, within a day of "
+        "writing it. Add a correction instead."
+    )
+
+
+@safeguarding_required
+@step_up_required
+def entry_correct_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add a correction of an entry: a new entry linked to it; the original stands."""
+    entry = _entry_of(request, pk)
+    form = CorrectionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        entry_correct(entry=entry, by=request.user, text=form.cleaned_data["text"])
+        messages.success(request, _("Correction added to the chronology."))
+        return redirect("safeguarding:chronology", learner_pk=entry.learner_id)
+    return render(request, "safeguarding/entry_correct.html", {"entry": entry, "form": form})
