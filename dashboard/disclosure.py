@@ -50,6 +50,11 @@ def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:
     return Figure(label, count, _shown(count), url)
 
 
+def withheld(label: str, *, url: str = "") -> Figure:
+    """Return a count withheld whatever it is, as "not shown"."""
+    return Figure(label, None, not_shown(), url)
+
+
 def protect_parts(
     parts: list[tuple[str, int]], *, min_size: int, urls: dict[str, str] | None = None
 ) -> list[Figure]:

@@ -7,6 +7,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from classes.filters import GROUP_PARAM
 from dashboard.disclosure import exact, protect, protect_parts
 from dashboard.selectors import (
     CohortFilters,
@@ -42,7 +43,10 @@ def cohort_summary(
     risk_rows = risk_distribution(filters)
     # Every learner assessed in the window has exactly one latest result there.
     assessed = sum(n for _, n in risk_rows)
+    # The lists the figures link to, narrowed the same way (their `level` and `group`).
     level = {"level": filters.level} if filters.level else {}
+    if filters.group is not None:
+        level[GROUP_PARAM] = str(filters.group.pk)
     undated = filters.start is None and filters.end is None
     # Operational figures are exact (dashboard.disclosure); learners assessed is the total of
     # their results, shown beside the risk levels, so it is protected with them.

@@ -336,8 +336,10 @@ def test_the_dashboard_runs_the_same_queries_whatever_the_data_size(
     # safeguarding lead, two for their banner (alerts waiting, emails not sent); then learners
     # registered, attempts under way or waiting, risk levels, focus areas and the lead's time
     # to acknowledge alerts. Two more since schools: the user's school roles (read with the
-    # user) and the partner's schools (once a request); a shared cache keeps both.
-    expected = 13
+    # user) and the partner's schools (once a request); a shared cache keeps both. One more
+    # since classes: the class menu, which the "By class" table reuses (with no class, its
+    # grouped counts need no query; tests/test_class_filter_dashboard.py counts them).
+    expected = 14
     staff_client.get("/dashboard/")  # the session's activity time is saved now, not below
     _grow_cohort(2)
     with django_assert_num_queries(expected):
@@ -439,10 +441,10 @@ def test_an_empty_portal_says_there_is_nothing_to_show(staff_client):
     assert figures(staff_client.get("/dashboard/"))["Learners registered"] == "0"
 
 
-def test_the_window_of_a_day_starts_and_ends_at_local_midnight():
+def test_the_window_of_a_day_starts_and_ends_at_local_midnight(staff):
     from dashboard.forms import CohortFilterForm
 
-    form = CohortFilterForm({"from": "2026-07-01", "to": "2026-07-01"})
+    form = CohortFilterForm({"from": "2026-07-01", "to": "2026-07-01"}, user=staff)
     window = form.cohort_filters()
 
     assert window.start == at("2026-07-01", 0)
