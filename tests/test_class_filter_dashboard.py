@@ -110,6 +110,38 @@ def test_a_teacher_sees_their_classes_and_is_refused_another(classes):
         assert list(by_class(refused)) == ["8C"]
 
 
+def test_a_teacher_dashboard_counts_exactly_the_completed_pupils_their_class_page_lists(classes):
+    client = signed_in(classes["tara"])
+
+    class_page = client.get(f"/classes/{classes['8C'].pk}/").content.decode()
+    dashboard = client.get("/dashboard/")
+
+    assert class_page.count("Completed") >= 2  # each of the 2 pupils, by name
+    # Was "fewer than 5", though the class page says who finished, one by one.
+    assert figures(dashboard)["Learners assessed"] == "2"
+    assert by_class(dashboard)["8C"][:2] == ["3", "2"]
+
+
+def test_with_fewer_assessed_than_the_smallest_group_no_result_is_broken_down(classes):
+    response = signed_in(classes["dsl"]).get("/dashboard/", {"group": classes["8C"].pk})
+
+    html = response.content.decode()
+    assert figures(response)["Learners assessed"] == "2"
+    assert "so their risk levels and focus areas are not shown" in html
+    assert "<caption>Learners by risk level</caption>" not in html
+    assert "Sleep" not in html
+
+
+def test_a_class_big_enough_keeps_its_risk_levels_protected_as_before(classes):
+    response = signed_in(classes["dsl"]).get("/dashboard/", {"group": classes["7B"].pk})
+
+    html = response.content.decode()
+    risk = html.split("<caption>Learners by risk level</caption>")[1].split("</table>")[0]
+    cells = re.findall(r"<td>([^<]+)</td>", risk)
+    # HIGH 3 and LOW 3: each "fewer than 5", beside an exact total of 6.
+    assert cells == ["fewer than 5", "fewer than 5", "6"]
+
+
 @pytest.mark.backend  # query count
 def test_the_by_class_table_costs_the_same_queries_for_2_classes_or_12(classes):
     client = signed_in(classes["dsl"])
