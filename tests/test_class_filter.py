@@ -183,6 +183,26 @@ def test_the_follow_up_queue_filters_by_class_and_shows_each_learners_classes(sc
     assert sorted(listed(in_8c)) == ["Ben Pupil", "Cat Pupil"]
 
 
+@pytest.mark.backend  # query count
+def test_the_queue_class_column_costs_the_same_queries_for_1_item_or_10(school):
+    client = signed_in(school["dsl"])
+    flagged(school["learners"][2], SLEEP)
+    client.get("/follow-ups/")  # the session's activity time is saved now, not below
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/follow-ups/").status_code == 200
+        return len(captured)
+
+    few = queries()
+    for number in range(9):
+        learner = make_learner(f"more{number}.pupil", f"u-more{number}")
+        put_in_group(school["7B"], learner)
+        put_in_group(school["8C"], learner)
+        flagged(learner, SLEEP)
+    assert queries() == few
+
+
 def test_a_teacher_cannot_read_another_class_follow_ups(school):
     PartnerSettings.current()
     PartnerSettings.objects.update(teachers_see_results=True)
