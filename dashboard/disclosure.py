@@ -1,11 +1,17 @@
 """Small-group protection: no figure on the dashboard lets a reader single out a learner.
 
-Figures about how learners did (learners assessed, the total of their results; risk levels;
-needs help) are protected. Operational figures (learners registered, assessments in progress,
-assessments waiting to be delivered) say how the work stands, not how anyone did: staff act on
-them and see each learner's progress on other pages anyway, so they are shown exactly
-(`exact`). Two rules, applied to every protected count before it reaches a table, a chart or a
-file:
+Figures about how learners did (risk levels; needs help, overall or per class) are protected.
+Operational figures (learners registered, learners assessed, assessments in progress,
+assessments waiting to be delivered; per class, its learners and those assessed) say how the
+work stands, not how anyone did: every member of staff who sees them also sees, learner by
+learner, each counted learner's latest assessment (the learner list; a teacher's class page
+lists each pupil's "Completed"), so withholding them hid nothing and only contradicted those
+pages. They are shown exactly (`exact`). Since the total of the risk levels (learners assessed)
+is then exact, while fewer learners than DASHBOARD_MIN_GROUP_SIZE are assessed no breakdown of
+their results is shown at all (a lone "fewer than 5" row beside "3 assessed" says all 3), and a
+class's count needing help is "not shown" beside a small count assessed. (The trust's figures,
+trust.py, keep learners assessed protected: a trust viewer sees no learner one by one.) Two
+rules, applied to every protected count before it reaches a table, a chart or a file:
 
 1. Primary: a count from 1 to DASHBOARD_MIN_GROUP_SIZE - 1 is shown as "fewer than N"
    (0 is shown as 0: an empty group names nobody).
@@ -48,6 +54,11 @@ def protect(label: str, count: int, *, min_size: int, url: str = "") -> Figure:
     if 0 < count < min_size:
         return Figure(label, None, fewer_than(min_size), url)
     return Figure(label, count, _shown(count), url)
+
+
+def withheld(label: str, *, url: str = "") -> Figure:
+    """Return a count withheld whatever it is, as "not shown"."""
+    return Figure(label, None, not_shown(), url)
 
 
 def protect_parts(

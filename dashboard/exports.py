@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from assessments.models import FocusArea, needs_help_flagged
 from audit.models import AuditEvent
 from audit.services import audit_record
+from classes.filters import current_group_names
 from dashboard.selectors import CohortFilters, completed_results
 from learners.exports import CHUNK_SIZE, LEVEL_NAMES
 from learners.models import Learner
@@ -26,6 +27,7 @@ RESULT_HEADER = [
     "loa_score",
     "risk_level",
     "focus_areas_needing_help",
+    "classes",  # the learner's classes now, comma-separated (last: read-by-position still works)
 ]
 
 
@@ -53,6 +55,7 @@ def result_export_rows(filters: CohortFilters) -> Iterator[tuple]:
         .order_by("attempt__completed_at", "pk")
         .values_list(
             "pk",
+            "attempt__learner_id",
             "attempt__learner__status",
             "attempt__learner__username",
             "attempt__learner__first_name",
@@ -71,7 +74,8 @@ def result_export_rows(filters: CohortFilters) -> Iterator[tuple]:
     while chunk := list(islice(rows, CHUNK_SIZE)):
         # One query per chunk for the focus areas, never one per row.
         areas = _areas_needing_help([row[0] for row in chunk])
-        for pk, status, username, first, last, level, *attempt in chunk:
+        classes = current_group_names([row[1] for row in chunk])
+        for pk, learner_id, status, username, first, last, level, *attempt in chunk:
             erased = status == Learner.Status.ERASED
             yield (
                 # An erased learner's results stay for counts, without anything naming them.
@@ -82,6 +86,7 @@ def result_export_rows(filters: CohortFilters) -> Iterator[tuple]:
                 erased,
                 *attempt,
                 "; ".join(areas.get(pk, [])),
+                "" if erased else classes.get(learner_id, ""),
             )
 
 

@@ -3,10 +3,12 @@
 from datetime import date, datetime, time, timedelta
 
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext, gettext_lazy
 
+from classes.filters import GROUP_PARAM, add_group_filter
 from dashboard.selectors import CohortFilters
 from kit.date_fields import DatePartsField
 from learners.models import Level
@@ -29,7 +31,7 @@ def _date_field(label: str, name: str, invalid: str) -> DatePartsField:
 
 
 class CohortFilterForm(forms.Form):
-    """Level, and dates from and to (both included); the GET names are level, from, to.
+    """Level, class, and dates from and to (both included); GET names level, group, from, to.
 
     Each date comes as its three boxes (`from_day`, `from_month`, `from_year`) or whole
     (`from=2026-09-01`, as the export link and older bookmarks write it).
@@ -41,8 +43,9 @@ class CohortFilterForm(forms.Form):
         required=False,
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user: AbstractBaseUser, **kwargs):
         super().__init__(*args, **kwargs)
+        add_group_filter(self, user)
         # "from" is a Python keyword, so these two cannot be declared as class attributes.
         self.fields["from"] = _date_field(
             gettext("From"),
@@ -82,6 +85,7 @@ class CohortFilterForm(forms.Form):
         start, end = self.cleaned_data["from"], self.cleaned_data["to"]
         return CohortFilters(
             level=self.cleaned_data["level"],
+            group=self.cleaned_data.get(GROUP_PARAM),
             start=datetime.combine(start, time.min, tzinfo=zone) if start else None,
             # "to" includes the whole of that day: the window ends at the next midnight.
             end=datetime.combine(end + timedelta(days=1), time.min, tzinfo=zone) if end else None,
@@ -92,8 +96,16 @@ class CohortFilterForm(forms.Form):
         if self.cohort_filters() == CohortFilters():
             return gettext("all learners at every date")
         level, start, end = (self.cleaned_data[name] for name in ("level", "from", "to"))
+        group = self.cleaned_data.get(GROUP_PARAM)
+        level_words = Level(level).label if level else gettext("all levels")
+        if group is not None:
+            # Translators: the filters in force, e.g. "7B (2026/27), all levels".
+            level_words = gettext("%(group)s, %(level)s") % {
+                "group": str(group),
+                "level": level_words,
+            }
         words = {
-            "level": Level(level).label if level else gettext("all levels"),
+            "level": level_words,
             "start": date_format(start, "DATE_FORMAT") if start else "",
             "end": date_format(end, "DATE_FORMAT") if end else "",
         }
@@ -114,11 +126,15 @@ class CohortFilterForm(forms.Form):
         filters = self.cohort_filters()
         if filters == CohortFilters():
             return {}
-        return {
+        detail = {
             "level": self.cleaned_data["level"],
             "from": _iso(self.cleaned_data["from"]),
             "to": _iso(self.cleaned_data["to"]),
         }
+        group = self.cleaned_data.get(GROUP_PARAM)
+        if group is not None:
+            detail[GROUP_PARAM] = str(group.pk)
+        return detail
 
 
 def _iso(day: date | None) -> str:

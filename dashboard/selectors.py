@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from assessments.models import RISK_LEVELS, AssessmentAttempt, AssessmentResult
+from classes.models import SchoolGroup
 from dashboard.models import LATEST, CohortNeedsHelp, CohortResult
 from learners.models import Learner
 
@@ -26,13 +27,15 @@ class CohortFilters:
     """Level and a half-open time window [start, end) applied to each figure's own event.
 
     `learners_in` (ids of learners, a subquery) limits every figure to the learners a member of
-    staff sees (learners.access.learner_scope); None counts the whole school. `school_ids`
+    staff sees (learners.access.learner_scope), and to a chosen `group`'s learners (the views
+    put both in it); None counts the whole school. `school_ids`
     limits them to these schools' learners (None: every school), which PostgreSQL reads from
     indexes that start with the school, where a list of the school's learners' ids would
     make it join every row.
     """
 
     level: str = ""
+    group: SchoolGroup | None = None  # one the viewer sees (classes.filters)
     start: datetime | None = None
     end: datetime | None = None
     learners_in: QuerySet | None = field(default=None, compare=False)

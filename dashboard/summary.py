@@ -7,6 +7,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from classes.filters import GROUP_PARAM
 from dashboard.disclosure import exact, protect, protect_parts
 from dashboard.selectors import (
     CohortFilters,
@@ -27,6 +28,8 @@ class CohortSummary:
     risk_chart: SafeString
     needs_help: list[Figure]
     needs_help_chart: SafeString
+    # Fewer learners assessed than the smallest group shown: no breakdown of how they did.
+    too_few_assessed: bool = False
 
 
 def cohort_summary(
@@ -42,10 +45,13 @@ def cohort_summary(
     risk_rows = risk_distribution(filters)
     # Every learner assessed in the window has exactly one latest result there.
     assessed = sum(n for _, n in risk_rows)
+    # The lists the figures link to, narrowed the same way (their `level` and `group`).
     level = {"level": filters.level} if filters.level else {}
+    if filters.group is not None:
+        level[GROUP_PARAM] = str(filters.group.pk)
     undated = filters.start is None and filters.end is None
-    # Operational figures are exact (dashboard.disclosure); learners assessed is the total of
-    # their results, shown beside the risk levels, so it is protected with them.
+    # Operational figures are exact (dashboard.disclosure), learners assessed among them: who
+    # has finished is shown learner by learner on the learner list and the class page.
     headline = [
         exact(
             _("Learners registered"),
@@ -53,7 +59,7 @@ def cohort_summary(
             # The learner list has no date filter: link it only when it shows the same learners.
             url=_url("learners:list", level) if undated else "",
         ),
-        protect(_("Learners assessed"), assessed, min_size=size),
+        exact(_("Learners assessed"), assessed),
         exact(_("Learners with an assessment in progress"), counts.in_progress),
         exact(
             _("Assessments waiting to be delivered"),
@@ -61,15 +67,18 @@ def cohort_summary(
             url=reverse("operations") if with_operations else "",
         ),
     ]
-    # The risk levels add up to the learners assessed, the total shown beside them.
-    if not with_results:
+    # The risk levels add up to the learners assessed, the total shown beside them. Below the
+    # smallest group shown, that exact total would give away how each of them did (a single
+    # "fewer than 5" row beside "3 assessed" says all 3): no breakdown at all then.
+    too_few = 0 < assessed < size
+    if not with_results or too_few:
         risk_rows = []
     risk = protect_parts(
         risk_rows,
         min_size=size,
         urls={name: _url("followups:queue", {"risk": name, **level}) for name, _ in risk_rows},
     )
-    area_rows = needs_help_by_area(filters) if with_results else []
+    area_rows = needs_help_by_area(filters) if with_results and not too_few else []
     # A learner may need help in several areas: these counts are not parts of one total, so
     # each is protected on its own.
     needs_help = [
@@ -92,6 +101,7 @@ def cohort_summary(
             title=_("Learners needing help, by focus area, in their latest results"),
             figures=needs_help,
         ),
+        too_few_assessed=too_few,
     )
 
 

@@ -20,6 +20,8 @@ from accounts.access import (
     trust_required,
     working_school_ids,
 )
+from classes.filters import group_learner_ids, offered_by
+from dashboard.by_class import class_figures
 from dashboard.exports import RESULT_HEADER, results_export
 from dashboard.forms import CohortFilterForm
 from dashboard.selectors import CohortFilters
@@ -33,10 +35,13 @@ from signin.second_factor import step_up_required
 
 @staff_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """Show the cohort at a glance, filtered by level and date range."""
-    form = CohortFilterForm(request.GET or None)
+    """Show the cohort at a glance and by class, filtered by level, class and date range."""
+    form = CohortFilterForm(request.GET or None, user=request.user)
     filters = _seen_by(form.cohort_filters(), request.user)
-    filter_query = urlencode(form.filter_detail())
+    filter_detail = form.filter_detail()
+    filter_query = urlencode(filter_detail)
+    with_results = sees_results(request.user)
+    groups = [filters.group] if filters.group else offered_by(form)
     return render(
         request,
         "dashboard/home.html",
@@ -45,8 +50,11 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             "filtered": bool(filter_query),
             "summary": cohort_summary(
                 filters,
-                with_results=sees_results(request.user),
+                with_results=with_results,
                 with_operations=sees_whole_school(request.user),
+            ),
+            "by_class": class_figures(
+                filters, groups, with_results=with_results, filter_detail=filter_detail
             ),
             "filter_query": filter_query,
             # The period chosen, for figures other apps add (time to acknowledge alerts).
@@ -60,7 +68,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @step_up_required
 def results_csv(request: HttpRequest) -> HttpResponse:
     """Download the results of completed assessments for the dashboard's filters, as CSV."""
-    form = CohortFilterForm(request.GET)
+    form = CohortFilterForm(request.GET, user=request.user)
     if not form.is_valid():
         # The dashboard shows the same form with its error summary.
         messages.error(request, _("Nothing was exported: correct the filters first."))
@@ -81,5 +89,9 @@ def trust(request: HttpRequest) -> HttpResponse:
 
 
 def _seen_by(filters: CohortFilters, user: AbstractBaseUser) -> CohortFilters:
-    """Return the filters limited to the learners the user sees (learners.access)."""
-    return replace(filters, learners_in=group_scope(user), school_ids=working_school_ids(user))
+    """Return the filters limited to the learners the user sees (learners.access), and a class's."""
+    scope = group_scope(user)
+    if filters.group is not None:
+        members = group_learner_ids(filters.group)
+        scope = members if scope is None else members.filter(learner_id__in=scope)
+    return replace(filters, learners_in=scope, school_ids=working_school_ids(user))

@@ -10,6 +10,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
 
 from accounts.access import staff_name
+from classes.filters import GROUP_PARAM, add_group_filter, group_refused
 from followups.models import FollowUp
 from followups.selectors import ALL, ASSIGNED_TO_ME, OPEN, UNASSIGNED
 from kit.date_fields import DatePartsField
@@ -63,8 +64,17 @@ class FollowUpFilterForm(forms.Form):
         ],  # fmt: skip
     )
 
-    def __init__(self, *args, staff: list, area_names: list[str], risk_levels: list[str], **kw):
+    def __init__(
+        self,
+        *args,
+        user: AbstractBaseUser,
+        staff: list,
+        area_names: list[str],
+        risk_levels: list[str],
+        **kw,
+    ):
         super().__init__(*args, **kw)
+        add_group_filter(self, user)
         self.fields["assignee"].choices = [
             ("", gettext("Anyone or no one")),
             (ASSIGNED_TO_ME, gettext("Assigned to me")),
@@ -80,8 +90,16 @@ class FollowUpFilterForm(forms.Form):
             *[(r, r) for r in risk_levels],
         ]
 
+    @property
+    def group_refused(self) -> bool:
+        """Return whether a class was asked for that the user may not see: nothing is listed."""
+        return group_refused(self)
+
     def filters(self) -> dict:
-        """Return the valid filters (a bad value is dropped, not an error, as in a link)."""
+        """Return the valid filters (a bad value is dropped, not an error, as in a link).
+
+        A class the user may not see is the exception: see `group_refused`.
+        """
         self.is_valid()
         data = getattr(self, "cleaned_data", {})
         return {
@@ -92,6 +110,7 @@ class FollowUpFilterForm(forms.Form):
             "level": data.get("level", ""),
             "overdue": bool(data.get("overdue")),
             "sort": data.get("sort") or "due",
+            "group": data.get(GROUP_PARAM),
         }
 
 

@@ -11,6 +11,8 @@ from django.utils import timezone
 from accounts.access import PASTORAL_ROLES, STAFF_GROUP
 from accounts.models import StaffRole
 from assessments.models import risk_rank
+from classes.filters import group_learner_ids, prefetch_current_groups
+from classes.models import SchoolGroup
 from followups.models import OPEN as OPEN_ITEMS
 from followups.models import FollowUp, FollowUpArea
 from learners.models import Learner
@@ -72,6 +74,7 @@ def followup_queue(
     level: str = "",
     overdue: bool = False,
     sort: str = "due",
+    group: SchoolGroup | None = None,
     today: date | None = None,
 ) -> QuerySet[FollowUp]:
     """Return the items matching the queue's filters, with what each row shows loaded.
@@ -105,9 +108,14 @@ def followup_queue(
         items = items.filter(learner__level=level)
     if overdue:
         items = items.filter(OPEN_ITEMS, due_date__lt=today)
+    if group is not None:
+        items = items.filter(learner_id__in=group_learner_ids(group))
     return (
         items.select_related("learner", "assignee")
-        .prefetch_related(Prefetch("areas", queryset=FollowUpArea.objects.order_by("name")))
+        .prefetch_related(
+            Prefetch("areas", queryset=FollowUpArea.objects.order_by("name")),
+            prefetch_current_groups(through="learner__"),
+        )
         .order_by(*SORTS.get(sort, SORTS["due"]))
     )
 

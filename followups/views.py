@@ -29,6 +29,7 @@ def followup_index(request: HttpRequest) -> HttpResponse:
     staff = list(staff_users())
     form = FollowUpFilterForm(
         request.GET,
+        user=request.user,
         staff=staff,
         area_names=followup_area_names(),
         risk_levels=followup_risk_levels(),
@@ -40,6 +41,9 @@ def followup_index(request: HttpRequest) -> HttpResponse:
         school_ids=working_school_ids(request.user),
         **filters,
     )
+    if form.group_refused:
+        # Never the whole queue in place of a class the user may not see: nothing, and why.
+        items = items.none()
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     query_without_page = request.GET.copy()
     query_without_page.pop("page", None)

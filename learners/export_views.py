@@ -21,7 +21,9 @@ from signin.second_factor import step_up_required
 @step_up_required
 def learners_csv(request: HttpRequest) -> HttpResponse:
     """Download the learners the list shows for its search and filters, as CSV."""
-    form = LearnerSearchForm(request.GET, with_results=sees_results(request.user))
+    form = LearnerSearchForm(
+        request.GET, user=request.user, with_results=sees_results(request.user)
+    )
     if not form.is_valid():
         # Translators: %(errors)s is the search form's error messages, in sentences.
         messages.error(request, _("Nothing was exported: %(errors)s") % {"errors": _errors(form)})

@@ -1,6 +1,7 @@
 """The learner list as CSV: audited when it starts, its rows streamed in chunks (flat memory)."""
 
 from collections.abc import Iterator
+from itertools import islice
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
@@ -8,6 +9,7 @@ from django.utils import timezone
 from accounts.access import sees_results
 from audit.models import AuditEvent
 from audit.services import audit_record
+from classes.filters import current_group_names
 from learners.access import visible_learners
 from learners.models import Level
 from learners.selectors import LearnerListFilters, learner_list
@@ -28,6 +30,7 @@ LEARNER_HEADER = [
     "latest_assessment_state",
     "latest_risk_level",
     "left_on",  # the day the school's records say they left; empty while at the school
+    "classes",  # their classes now, comma-separated (last: files read by position still work)
 ]
 
 
@@ -43,6 +46,7 @@ def learner_list_export(
         q=filters.query,
         level=filters.level,
         **{name: value for name, value in narrowing.items() if value},
+        **({"group": filters.group.pk} if filters.group else {}),
     )
     return learner_export_rows(filters=filters, viewer=exported_by)
 
@@ -70,11 +74,16 @@ def learner_export_rows(
             "latest_state",
             "latest_risk_level",
             "left_at",
+            "pk",
         )
         .iterator(chunk_size=CHUNK_SIZE)
     )
-    for row in rows:
-        # The column stays, empty, for staff who do not read results: one file layout for all.
-        risk = row[8] if with_results else ""
-        left_on = timezone.localdate(row[9]) if row[9] else ""
-        yield (*row[:5], LEVEL_NAMES.get(row[5], row[5]), row[6], row[7], risk, left_on)
+    while chunk := list(islice(rows, CHUNK_SIZE)):
+        # One query per chunk for the classes, never one per row.
+        classes = current_group_names([row[10] for row in chunk])
+        for row in chunk:
+            # The column stays, empty, for staff who do not read results: one file layout.
+            risk = row[8] if with_results else ""
+            left_on = timezone.localdate(row[9]) if row[9] else ""
+            level = LEVEL_NAMES.get(row[5], row[5])
+            yield (*row[:5], level, row[6], row[7], risk, left_on, classes.get(row[10], ""))

@@ -1,8 +1,10 @@
 """The learner list's search, filters and order, read from its query string (and its CSV's)."""
 
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext_lazy
 
+from classes.filters import GROUP_PARAM, add_group_filter, group_refused
 from learners.models import Level
 from learners.selectors import (
     BY_LATEST_RESULT,
@@ -68,13 +70,19 @@ class LearnerSearchForm(forms.Form):
         required=False,
     )
 
-    def __init__(self, *args, with_results: bool, **kwargs):
+    def __init__(self, *args, user: AbstractBaseUser, with_results: bool, **kwargs):
         super().__init__(*args, **kwargs)
+        add_group_filter(self, user)
         if not with_results:
             # Staff who do not read results cannot find learners by them either.
             del self.fields["risk"], self.fields["needs_help"]
             sort = self.fields["sort"]
             sort.choices = [(k, v) for k, v in sort.choices if k not in RESULT_SORTS]
+
+    @property
+    def group_refused(self) -> bool:
+        """Return whether a class was asked for that the user may not see: nothing is listed."""
+        return group_refused(self)
 
     def filters(self) -> LearnerListFilters:
         """Return the valid search, filters and order (none at all when any is invalid)."""
@@ -86,4 +94,5 @@ class LearnerSearchForm(forms.Form):
             risk=data.get("risk", ""),
             needs_help=data.get("needs_help", ""),
             sort=data.get("sort") or BY_NAME,
+            group=data.get(GROUP_PARAM),
         )

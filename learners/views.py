@@ -46,9 +46,14 @@ PAGE_SIZE = 25
 @staff_required
 def learner_index(request: HttpRequest) -> HttpResponse:
     """List learners with search, filters, a choice of order and pagination."""
-    form = LearnerSearchForm(request.GET or None, with_results=sees_results(request.user))
+    form = LearnerSearchForm(
+        request.GET or None, user=request.user, with_results=sees_results(request.user)
+    )
     filters = form.filters()
     learners = visible_learners(request.user, learner_filtered(filters))
+    if form.group_refused:
+        # Never the whole list in place of a class the user may not see: nothing, and why.
+        learners = learners.none()
     page = Paginator(learners, PAGE_SIZE).get_page(request.GET.get("page"))
     page.object_list = learner_rows(page.object_list, filters.sort)
     query_without_page = request.GET.copy()
@@ -58,7 +63,7 @@ def learner_index(request: HttpRequest) -> HttpResponse:
         "learners/list.html",
         {
             "form": form,
-            "filtered": filters.narrowed,
+            "filtered": filters.narrowed or form.group_refused,
             "page": page,
             "query_string": query_without_page.urlencode(),
         },

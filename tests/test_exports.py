@@ -290,8 +290,9 @@ def test_an_export_runs_the_same_queries_for_10_and_100_rows(
     # Three for a staff request that records an audit event (session, user with staff role,
     # the event), then one for the rows and, for results, one for a chunk's focus areas: the
     # same for 10 rows or 2,000. Two more since schools: the user's school roles (read with
-    # the user) and the partner's schools (once a request); a shared cache keeps both.
-    expected = 6 + (url == "/learners/results.csv")
+    # the user) and the partner's schools (once a request); a shared cache keeps both. One
+    # more since classes: a chunk's learners' classes.
+    expected = 7 + (url == "/learners/results.csv")
     for prefix, added, size in (("small", 10, 10), ("big", 90, 100)):
         _results(added, prefix=prefix)
         rows_of(staff_client.get(url))  # the session's activity time is saved now, not below
