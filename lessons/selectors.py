@@ -34,6 +34,10 @@ class RosterRow:
         return self.session is not None and self.session.ended_at is None
 
 
+# Offered when no lesson of the group has kept its minutes yet: a school lesson's hour.
+DEFAULT_MINUTES = 60
+
+
 def group_pupils(group: SchoolGroup) -> list[Learner]:
     """Return the group's learners now, in list order, with their accounts (no leaver)."""
     return list(
@@ -46,6 +50,18 @@ def group_pupils(group: SchoolGroup) -> list[Learner]:
         .select_related("user")
         .order_by(*Learner.LIST_ORDER)
     )
+
+
+def minutes_to_offer(group: SchoolGroup, window: SignInWindow | None, max_minutes: int) -> int:
+    """Return the minutes the sign-in box shows: this lesson's choice, else the last lesson's."""
+    if window is None or window.minutes is None:
+        window = (
+            SignInWindow.objects.filter(group=group, minutes__isnull=False)
+            .order_by("-opened_at", "-pk")
+            .first()
+        )
+    chosen = window.minutes if window is not None else DEFAULT_MINUTES
+    return max(1, min(chosen, max_minutes))
 
 
 def lesson_roster(window: SignInWindow) -> list[RosterRow]:

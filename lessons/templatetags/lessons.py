@@ -8,7 +8,7 @@ from django import template
 
 from lessons.access import learner_lesson_group, runs_lessons
 from lessons.forms import WindowOpenForm
-from lessons.selectors import roster_context
+from lessons.selectors import minutes_to_offer, roster_context
 from lessons.services import window_current
 from schools.models import PartnerSettings
 
@@ -27,8 +27,10 @@ def lesson_panel(context, group) -> dict:
         "shown": True,
         "group": group,
         **roster_context(window),
+        # The minutes chosen for this lesson (or the last one), not a fixed hour.
         "open_form": WindowOpenForm(
-            initial={"minutes": min(60, max_minutes)}, max_minutes=max_minutes
+            initial={"minutes": minutes_to_offer(group, window, max_minutes)},
+            max_minutes=max_minutes,
         ),
         "csrf_token": context.get("csrf_token"),
     }
