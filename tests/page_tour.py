@@ -153,6 +153,8 @@ def teacher_stops(*, group_pk: int, closed_group_pk: int, learner_pk: int) -> li
         Stop("teacher-classes", "/classes/"),
         Stop("teacher-class-lesson", f"/classes/{group_pk}/"),
         Stop("teacher-class-closed", f"/classes/{closed_group_pk}/"),
+        Stop("teacher-board", f"/classes/{group_pk}/board/"),
+        Stop("teacher-board-closed", f"/classes/{closed_group_pk}/board/"),
         Stop("teacher-learner", f"/learners/{learner_pk}/"),
         Stop("teacher-cards", f"/classes/{group_pk}/cards/"),
         Stop("teacher-learner-card", f"/learners/{learner_pk}/card/"),
