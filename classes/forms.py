@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from classes.models import SchoolGroup, current_academic_year
+from classes.services import level_differs
 from kit.forms import ClearRequiredMessages
 from kit.names import validate_name
 from partner_api.levels import Level
@@ -123,9 +124,24 @@ class LearnerPickForm(forms.Form):
         error_messages={"required": gettext_lazy("Choose at least one learner to add.")},
     )
 
-    def __init__(self, *args, candidates: QuerySet, **kwargs):
+    # Ticked by "Add anyway": learners of another level than the group's join too.
+    confirm = forms.BooleanField(required=False)
+
+    def __init__(self, *args, candidates: QuerySet, group: SchoolGroup, **kwargs):
         super().__init__(*args, **kwargs)
+        self.group = group
         self.fields["learners"].queryset = candidates
-        self.fields["learners"].label_from_instance = lambda learner: (
-            f"{learner.display_name} ({learner.username})"
-        )
+        self.fields["learners"].label_from_instance = _learner_label
+
+    def candidates(self) -> list[tuple[object, object, bool]]:
+        """Return each checkbox with its learner and whether their level is not the group's."""
+        rows = []
+        for choice in self["learners"]:
+            learner = choice.data["value"].instance
+            rows.append((choice, learner, level_differs(self.group, learner)))
+        return rows
+
+
+def _learner_label(learner) -> str:
+    """Name a learner as staff know them."""
+    return f"{learner.display_name} ({learner.username})"

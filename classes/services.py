@@ -131,9 +131,7 @@ def group_learners_add(
     # so the second sees the first's membership instead of breaking the constraint.
     group_lock_open(group)
     learners = list(learners)
-    left = [learner for learner in learners if learner.left_at is not None]
-    if left:
-        raise LearnersLeft(left)
+    _refuse_leavers(learners)
     already = set(
         group.memberships.filter(left_at__isnull=True).values_list("learner_id", flat=True)
     )
@@ -153,6 +151,49 @@ def group_learners_add(
             name=group.name,
         )
     return len(joining)
+
+
+def _refuse_leavers(learners: list["Learner"]) -> None:
+    """Raise LearnersLeft if any of the learners left the school."""
+    left = [learner for learner in learners if learner.left_at is not None]
+    if left:
+        raise LearnersLeft(left)
+
+
+def level_differs(group: SchoolGroup, learner: "Learner") -> bool:
+    """Return whether the learner's level is not the group's (either unset: not known)."""
+    return bool(group.level and learner.level and learner.level != group.level)
+
+
+@transaction.atomic
+def group_learners_add_chosen(
+    *,
+    group: SchoolGroup,
+    learners: Iterable["Learner"],
+    other_levels_confirmed: bool,
+    added_by: AbstractBaseUser | None,
+    address: str | None,
+) -> tuple[int, list["Learner"]]:
+    """Add the learners staff chose; return (how many joined, those held back).
+
+    A learner of another level than the group's is held back until staff confirm: a
+    secondary pupil in a primary class is more often a slip than a choice. Raises as
+    group_learners_add, for any learner chosen, before adding anyone.
+    """
+    learners = list(learners)
+    _refuse_leavers(learners)
+    held = [
+        learner
+        for learner in learners
+        if not other_levels_confirmed and level_differs(group, learner)
+    ]
+    adding = [learner for learner in learners if learner not in held]
+    joined = (
+        group_learners_add(group=group, learners=adding, added_by=added_by, address=address)
+        if adding
+        else 0
+    )
+    return joined, held
 
 
 @transaction.atomic

@@ -24,7 +24,7 @@ from classes.services import (
     LearnersLeft,
     group_create,
     group_learner_remove,
-    group_learners_add,
+    group_learners_add_chosen,
     group_update,
 )
 from kit.addresses import client_address
@@ -102,7 +102,7 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:100]
     pick_form = None
     if is_partner_admin(request.user) and query and not group.is_archived:
-        pick_form = LearnerPickForm(candidates=group_candidates(group, query))
+        pick_form = LearnerPickForm(candidates=group_candidates(group, query), group=group)
     return render(
         request,
         "learners/groups/detail.html",
@@ -114,32 +114,42 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @archived_refused
 def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
-    """Put the chosen learners in the group (never one who left the school)."""
+    """Put the chosen learners in the group; ask first about any of another level."""
     group = visible_group_or_404(request.user, pk)
     group_check_open(group)
     # Only the group's school's learners: another school's id is not a choice.
     candidates = learner_model().objects.registered().filter(school_id=group.school_id)
-    form = LearnerPickForm(request.POST, candidates=candidates)
+    form = LearnerPickForm(request.POST, candidates=candidates, group=group)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("learners", [])))
         return redirect("classes:detail", pk=pk)
     try:
-        joined = group_learners_add(
+        joined, held = group_learners_add_chosen(
             group=group,
             learners=form.cleaned_data["learners"],
+            other_levels_confirmed=form.cleaned_data["confirm"],
             added_by=request.user,
             address=client_address(request),
         )
     except LearnersLeft as left:
         messages.error(request, _left_message(left))
         return redirect("classes:detail", pk=pk)
-    messages.success(
-        request,
-        ngettext(
-            "%(count)d learner added to %(name)s.", "%(count)d learners added to %(name)s.", joined
+    if joined or not held:
+        messages.success(
+            request,
+            ngettext(
+                "%(count)d learner added to %(name)s.",
+                "%(count)d learners added to %(name)s.",
+                joined,
+            )
+            % {"count": joined, "name": group.name},
         )
-        % {"count": joined, "name": group.name},
-    )
+    if held:
+        return render(
+            request,
+            "learners/groups/add_confirm.html",
+            {"group": group, "held": held, "query": request.POST.get("q", "").strip()[:100]},
+        )
     return redirect("classes:detail", pk=pk)
 
 

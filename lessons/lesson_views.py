@@ -19,7 +19,7 @@ from learners.models import Learner
 from lessons.access import learner_lesson_group, lesson_group_or_404, lesson_group_to_change
 from lessons.forms import ReissueForm, WindowOpenForm
 from lessons.models import CardSession
-from lessons.qr import qr_svg
+from lessons.qr import address_to_type, card_address, qr_svg
 from lessons.selectors import group_pupils, roster_context
 from lessons.services import (
     PrintedCard,
@@ -35,12 +35,16 @@ from schools.models import PartnerSettings
 
 
 def _cards_page(request: HttpRequest, cards: list[PrintedCard], **context) -> HttpResponse:
-    card_url = request.build_absolute_uri(reverse("lessons:card"))
+    card_url = card_address(request)
     printed = [
         (card, qr_svg(f"{card_url}#{card.secret}", label=_("Sign-in QR code"))) for card in cards
     ]
     # staff_required's never_cache keeps this page of secrets out of every cache (no-store).
-    return render(request, "lessons/cards.html", {"cards": printed, **context})
+    return render(
+        request,
+        "lessons/cards.html",
+        {"cards": printed, "card_address": address_to_type(card_url), **context},
+    )
 
 
 @staff_required

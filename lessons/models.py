@@ -70,6 +70,9 @@ class SignInWindow(models.Model):
     )
     opened_at = models.DateTimeField(default=timezone.now)
     closes_at = models.DateTimeField()
+    # The minutes last chosen (opening or keeping open): the class page offers them again.
+    # Empty for windows opened before it was kept.
+    minutes = models.PositiveSmallIntegerField(null=True, blank=True)
     # Set when staff close it, or (to closes_at) when it is found to have run out.
     closed_at = models.DateTimeField(null=True, blank=True)
     closed_by = models.ForeignKey(

@@ -1,8 +1,24 @@
-"""QR codes drawn on the server as inline SVG: nothing is fetched from anywhere else."""
+"""The card page's address as pupils reach it, and QR codes drawn on the server as inline SVG.
+
+Nothing is fetched from anywhere else.
+"""
 
 import segno
+from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+
+
+def card_address(request: HttpRequest) -> str:
+    """Return the absolute address of /card/ as this request reached the portal."""
+    # The host the school's own device used: the one its pupils' devices reach too.
+    return request.build_absolute_uri(reverse("lessons:card"))
+
+
+def address_to_type(address: str) -> str:
+    """Return the address as a pupil types it: browsers add https:// by themselves."""
+    return address.removeprefix("https://")
 
 
 def qr_svg(text: str, *, label: str) -> SafeString:

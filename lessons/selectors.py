@@ -34,18 +34,49 @@ class RosterRow:
         return self.session is not None and self.session.ended_at is None
 
 
+# Offered when no lesson of the group has kept its minutes yet: a school lesson's hour.
+DEFAULT_MINUTES = 60
+
+
+def _pupils(group: SchoolGroup):
+    """Return the group's learners now (no leaver), unordered."""
+    return Learner.objects.filter(
+        status=Learner.Status.ACTIVE,
+        left_at__isnull=True,
+        group_memberships__group=group,
+        group_memberships__left_at__isnull=True,
+    )
+
+
 def group_pupils(group: SchoolGroup) -> list[Learner]:
     """Return the group's learners now, in list order, with their accounts (no leaver)."""
-    return list(
-        Learner.objects.filter(
-            status=Learner.Status.ACTIVE,
-            left_at__isnull=True,
-            group_memberships__group=group,
-            group_memberships__left_at__isnull=True,
-        )
-        .select_related("user")
-        .order_by(*Learner.LIST_ORDER)
+    return list(_pupils(group).select_related("user").order_by(*Learner.LIST_ORDER))
+
+
+def board_counts(group: SchoolGroup, window: SignInWindow | None) -> tuple[int, int]:
+    """Return (pupils signed in by card now, pupils in the group): counts, never who."""
+    pupils = _pupils(group)
+    if window is None:
+        return 0, pupils.count()
+    signed_in = (
+        window.sessions.filter(ended_at__isnull=True, learner__in=pupils)
+        .values("learner")
+        .distinct()
+        .count()
     )
+    return signed_in, pupils.count()
+
+
+def minutes_to_offer(group: SchoolGroup, window: SignInWindow | None, max_minutes: int) -> int:
+    """Return the minutes the sign-in box shows: this lesson's choice, else the last lesson's."""
+    if window is None or window.minutes is None:
+        window = (
+            SignInWindow.objects.filter(group=group, minutes__isnull=False)
+            .order_by("-opened_at", "-pk")
+            .first()
+        )
+    chosen = window.minutes if window is not None else DEFAULT_MINUTES
+    return max(1, min(chosen, max_minutes))
 
 
 def lesson_roster(window: SignInWindow) -> list[RosterRow]:

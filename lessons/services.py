@@ -182,11 +182,15 @@ def window_open(
     window = window_current(group)
     if window is None:
         window = SignInWindow.objects.create(
-            group=group, school_id=group.school_id, opened_by=opened_by, closes_at=closes_at
+            group=group,
+            school_id=group.school_id,
+            opened_by=opened_by,
+            closes_at=closes_at,
+            minutes=minutes,
         )
     else:
-        window.closes_at = closes_at
-        window.save(update_fields=["closes_at"])
+        window.closes_at, window.minutes = closes_at, minutes
+        window.save(update_fields=["closes_at", "minutes"])
     audit_record(
         actor=opened_by,
         address=address,

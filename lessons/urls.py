@@ -1,6 +1,6 @@
 from django.urls import path
 
-from lessons import lesson_views, views
+from lessons import board_views, lesson_views, views
 
 app_name = "lessons"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     path("classes/<int:pk>/sign-in/open/", lesson_views.sign_in_open, name="sign_in_open"),
     path("classes/<int:pk>/sign-in/close/", lesson_views.sign_in_close, name="sign_in_close"),
     path("classes/<int:pk>/lesson/roster/", lesson_views.lesson_roster_part, name="roster"),
+    path("classes/<int:pk>/board/", board_views.lesson_board, name="board"),
     path(
         "classes/<int:pk>/lesson/sessions/<int:session_pk>/end/",
         lesson_views.card_session_stop,

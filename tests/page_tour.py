@@ -121,6 +121,15 @@ LEARNER = [
 ]
 
 
+def add_another_level(page) -> None:
+    """Tick the one learner found (of another level than the class) and add them: asked first."""
+    form = "main form[action$='/learners/']"
+    page.check(f"{form} input[name=learners]")
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_load_state()
+    assert page.is_visible("text=Add anyway")
+
+
 def school_stops(*, group_pk: int, teacher_pk: int) -> list[Stop]:
     """Return the admin's pages: classes, staff accounts, settings."""
     return [
@@ -128,6 +137,7 @@ def school_stops(*, group_pk: int, teacher_pk: int) -> list[Stop]:
         Stop("class-new-errors", "/classes/new/", submit_without_browser_checks),
         Stop("class", f"/classes/{group_pk}/"),
         Stop("class-find-learners", f"/classes/{group_pk}/?q=pupil"),
+        Stop("class-add-other-level", f"/classes/{group_pk}/?q=nico", add_another_level),
         Stop("class-edit", f"/classes/{group_pk}/edit/"),
         Stop("staff-accounts", "/staff/"),
         Stop("staff-new-errors", "/staff/new/", submit_without_browser_checks),
@@ -143,6 +153,8 @@ def teacher_stops(*, group_pk: int, closed_group_pk: int, learner_pk: int) -> li
         Stop("teacher-classes", "/classes/"),
         Stop("teacher-class-lesson", f"/classes/{group_pk}/"),
         Stop("teacher-class-closed", f"/classes/{closed_group_pk}/"),
+        Stop("teacher-board", f"/classes/{group_pk}/board/"),
+        Stop("teacher-board-closed", f"/classes/{closed_group_pk}/board/"),
         Stop("teacher-learner", f"/learners/{learner_pk}/"),
         Stop("teacher-cards", f"/classes/{group_pk}/cards/"),
         Stop("teacher-learner-card", f"/learners/{learner_pk}/card/"),
@@ -176,7 +188,8 @@ def fill_school(*, learner, other_learner) -> list[tuple[object, list[Stop]]]:
     put_in_group(group, learner, other_learner)
     leaver = cohort_learner(name="lena.leaver")
     GroupMembership.objects.create(group=group, learner=leaver, left_at=timezone.now())
-    cohort_learner(name="nico.pupil")  # outside the class: found by the admin's search
+    # Outside the class, found by the admin's search: primary, so adding them to 7B asks first.
+    cohort_learner(name="nico.pupil", level=Level.PRIMARY)
     closed = make_group("3P", level=Level.PRIMARY)
     teacher = make_staff("tara.teacher", role=StaffRole.TEACHER, groups=[group, closed])
     admin = make_staff("ada.admin", role=StaffRole.ADMIN)

@@ -374,6 +374,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
     # the roster the lesson page fetches, then POSTs that come back to the page they act on.
     "lessons:group_cards": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
     "lessons:roster": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
+    # The board for the classroom projector: the same staff as the lesson itself.
+    "lessons:board": {"GET": LESSON_PAGE, "POST": everyone_on_staff(NOT_ALLOWED)},
     # One learner's card: staff of any group the learner is in (a head of year leads theirs).
     "lessons:learner_card": {
         "GET": staff_row(admin=OK, teacher=OK, head_of_year=OK),

@@ -1176,7 +1176,6 @@ NOT_A_PAGE = {
     "roster:discard": "POST only; redirects to the sync's page (checked held)",
     "privacy:export": "a JSON download",
     "operations_retry": "POST only; redirects to the operations page (checked)",
-    "classes:add_learners": "POST only; redirects to the class page (checked with a search)",
     "classes:remove_learner": "POST only; redirects to the class page (checked)",
     "staff:sign_in_lock_lift": "POST only; redirects to the sign-in locks page (checked)",
     "lessons:sign_in_open": "POST only; redirects to the class page (checked in a lesson)",

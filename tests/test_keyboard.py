@@ -475,6 +475,11 @@ def test_an_admin_makes_a_class_and_puts_a_learner_in_it_with_the_keyboard_alone
     page.keyboard.press("Space")
     tab_until(page, f"main form[action$='/classes/{group.pk}/learners/'] button", where)
     press_and_load(page)
+    # The first level offered is further education and Pia is secondary: asked first.
+    assert page.inner_text("h1") == "Add learners of another level to 7B?"
+    assert not group.memberships.exists()
+    tab_until(page, "main button[type=submit]", "asked about another level")
+    press_and_load(page)
 
     assert list(group.memberships.values_list("learner_id", flat=True)) == [pupil.pk]
     assert "1 learner added to 7B." in page.inner_text(".messages")

@@ -73,9 +73,9 @@ def test_no_page_asks_another_origin_for_anything_and_each_weighs_under_100_kb(
         requests += transfer.requests
         context.close()
 
-    # Every stop of the tour was weighed: 18 staff pages, 9 of an admin, 7 of a teacher, 4 of
+    # Every stop of the tour was weighed: 18 staff pages, 10 of an admin, 9 of a teacher, 4 of
     # card sign-in.
-    assert len(weights) == len(ANONYMOUS) + 18 + len(LEARNER) + 9 + 7 + 4
+    assert len(weights) == len(ANONYMOUS) + 18 + len(LEARNER) + 10 + 9 + 4
     assert {origin(request.url) for request in requests} == {origin(live_server.url)}
     assert all(weight > 1000 for weight in weights.values()), weights  # it could measure
     heavy = {name: weight for name, weight in weights.items() if weight >= BUDGET}

@@ -275,6 +275,8 @@ def alpha_lists(trust: Trust) -> list[tuple[str, set[str], str]]:
         # The class page's search for learners to add: the school's only.
         (reverse("classes:detail", args=[a.group.pk]) + "?q=ington", {ADMIN}, a.group.name),
         (reverse("lessons:roster", args=[a.group.pk]), {TEACHER, ADMIN}, a.learner.last_name),
+        # The board names the class, never a pupil.
+        (reverse("lessons:board", args=[a.group.pk]), {TEACHER, ADMIN}, a.group.name),
         # Cards carry the first name only.
         (reverse("lessons:group_cards", args=[a.group.pk]), {TEACHER, ADMIN}, a.learner.first_name),
         (reverse("followups:queue"), {DSL}, a.learner.last_name),

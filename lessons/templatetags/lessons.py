@@ -8,7 +8,8 @@ from django import template
 
 from lessons.access import learner_lesson_group, runs_lessons
 from lessons.forms import WindowOpenForm
-from lessons.selectors import roster_context
+from lessons.qr import address_to_type, card_address
+from lessons.selectors import minutes_to_offer, roster_context
 from lessons.services import window_current
 from schools.models import PartnerSettings
 
@@ -18,8 +19,8 @@ register = template.Library()
 @register.inclusion_tag("lessons/panel.html", takes_context=True)
 def lesson_panel(context, group) -> dict:
     """Render the lesson panel for staff who run the group's lessons; nothing for others."""
-    user = context["request"].user
-    if not runs_lessons(user, group):
+    request = context["request"]
+    if not runs_lessons(request.user, group):
         return {"shown": False}
     window = window_current(group)
     max_minutes = PartnerSettings.of(group.school_id).card_window_max_minutes
@@ -27,8 +28,11 @@ def lesson_panel(context, group) -> dict:
         "shown": True,
         "group": group,
         **roster_context(window),
+        "card_address": address_to_type(card_address(request)),
+        # The minutes chosen for this lesson (or the last one), not a fixed hour.
         "open_form": WindowOpenForm(
-            initial={"minutes": min(60, max_minutes)}, max_minutes=max_minutes
+            initial={"minutes": minutes_to_offer(group, window, max_minutes)},
+            max_minutes=max_minutes,
         ),
         "csrf_token": context.get("csrf_token"),
     }
