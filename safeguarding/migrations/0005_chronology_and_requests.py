@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('learners', '0014_learner_left'),
+        ('learners', '0010_group_contact'),
         ('safeguarding', '0004_alert_school'),
         ('schools', '0006_safeguarding_actions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
