@@ -72,6 +72,13 @@ FLAGGED_SHARE = 0.3  # results with at least one focus area needing help
 FLAGGED_COUNT_WEIGHTS = (5, 3, 2, 1)  # 1, 2, 3 or 4 areas flagged
 
 FollowUpStatusMix = tuple[tuple[str, float], ...]
+# A resolved item was resolved up to this long after it opened (never after now); a priority
+# item's alert acknowledged within the default 30 minutes, so none escalated. Both spread by
+# the row's id, not the random generator, so a seed makes the same cohort as it always did.
+RESOLVED_WITHIN_DAYS = 21
+ACKNOWLEDGED_WITHIN_MINUTES = 25
+ESCALATE_AFTER = timedelta(minutes=30)
+GENERATED_LEAD = f"{GENERATED_PREFIX}lead"
 
 
 @dataclass
@@ -137,6 +144,15 @@ def _followup_support() -> tuple[type, type, Callable, Callable, Callable] | Non
     return FollowUp, FollowUpArea, risk_rank, followup_due_date, FollowUp.Status
 
 
+def _alert_support() -> type | None:
+    """Return the safeguarding alert model when the safeguarding app provides it."""
+    try:
+        from safeguarding.models import Alert
+    except ImportError:
+        return None
+    return Alert
+
+
 def _read_model_refresh() -> Callable | None:
     """Return the dashboard's read-model refresh (results bypass its signal here), if any."""
     try:
@@ -179,7 +195,7 @@ def generate_cohort(
     password: str | None = None,
     school_ids: Sequence[int] = (),
 ) -> dict:
-    """Generate learners, attempts, results, focus areas and follow-ups locally; return counts.
+    """Generate learners, attempts, results, focus areas, follow-ups and alerts; return counts.
 
     The learners are shared out between `school_ids` in turn (else all in the first school).
     """
@@ -189,6 +205,7 @@ def generate_cohort(
     now = timezone.now()
     User = get_user_model()
     follow_ups = _followup_support()
+    alerts = _alert_support() if follow_ups else None
     read_model_refresh = _read_model_refresh()
     # One hash for everyone: hashing 100,000 passwords would take hours. Without a password
     # nobody can sign in as a generated learner until staff reset theirs.
@@ -226,8 +243,16 @@ def generate_cohort(
         writers[FollowUp] = _TableWriter(
             FollowUp, ["id", "learner_id", "attempt_id", "risk_level", "risk_rank", "status",
                        "due_date", "created_at", "updated_at", "priority", "source",
-                       "school_id"])  # fmt: skip
+                       "school_id", "resolved_at"])  # fmt: skip
         writers[FollowUpArea] = _TableWriter(FollowUpArea, ["id", "follow_up_id", "name"])
+    if alerts:
+        # A priority item is opened with its alert, as the portal's own rules do; written
+        # acknowledged (no email is ever sent here), so no banner counts thousands waiting.
+        writers[alerts] = _TableWriter(
+            alerts, ["id", "kind", "reason", "school_id", "learner_id", "attempt_id",
+                     "follow_up_id", "values", "urgent", "about", "wanted_contact", "category",
+                     "raised_at", "escalate_at", "acknowledged_at",
+                     "acknowledged_by_username"])  # fmt: skip
 
     totals = dict.fromkeys(writers, 0)
     with transaction.atomic():
@@ -263,7 +288,7 @@ def generate_cohort(
                         state = State.COMPLETED
                     attempt_id = ids.take(AssessmentAttempt)
                     _attempt_rows(
-                        rng, rows, ids, follow_ups, now=now, learner_id=learner_id,
+                        rng, rows, ids, follow_ups, alerts, now=now, learner_id=learner_id,
                         school_id=school_id,
                         attempt_id=attempt_id, assessment_id=next_assessment_id + attempt_id,
                         level=level, state=state, offered_at=offered_at,
@@ -300,6 +325,7 @@ def _attempt_rows(
     rows: dict,
     ids: _Ids,
     follow_ups,
+    alerts,
     *,
     now: datetime,
     learner_id: int,
@@ -362,16 +388,29 @@ def _attempt_rows(
         needs_help = "yes" if area in flagged else "no"
         rows[FocusArea].append((ids.take(FocusArea), result_id, area, needs_help, 4, position))
     # A HIGH risk level is on the default priority list: an item opens even with no area
-    # flagged, and sorts first (the generator raises no alerts: it never sends email).
+    # flagged, sorts first and comes with an alert (acknowledged: no email is ever sent).
     priority = risk == "HIGH"
     if follow_ups and (flagged or priority):
         FollowUp, FollowUpArea, risk_rank, followup_due_date, statuses = follow_ups
         follow_up_id = ids.take(FollowUp)
         due_date: date = followup_due_date(opened_at=completed_at)
         status = _followup_status(rng, statuses, age=now - completed_at)
+        # The retention of a routine item's records counts from when it was resolved.
+        resolved_at = None
+        if status == statuses.RESOLVED:
+            spread = timedelta(hours=1 + follow_up_id % (24 * RESOLVED_WITHIN_DAYS))
+            resolved_at = min(completed_at + spread, now)
         rows[FollowUp].append((follow_up_id, learner_id, attempt_id, risk, risk_rank(risk),
-                               status, due_date, completed_at, completed_at, priority,
-                               "result", school_id))  # fmt: skip
+                               status, due_date, completed_at, resolved_at or completed_at,
+                               priority, "result", school_id, resolved_at))  # fmt: skip
+        if priority and alerts:
+            spread = timedelta(minutes=5 + follow_up_id % (ACKNOWLEDGED_WITHIN_MINUTES - 4))
+            acknowledged_at = min(completed_at + spread, now)
+            values = [{"field": "risk_level", "value": risk, "reason": "priority"}]
+            rows[alerts].append((ids.take(alerts), "result", "priority", school_id, learner_id,
+                                 attempt_id, follow_up_id, values, False, "", "", "",
+                                 completed_at, completed_at + ESCALATE_AFTER, acknowledged_at,
+                                 GENERATED_LEAD))  # fmt: skip
         for area in FOCUS_AREAS:
             if area in flagged:
                 rows[FollowUpArea].append((ids.take(FollowUpArea), follow_up_id, area))
@@ -423,7 +462,10 @@ def cohort_clear(*, stdout: IO[str], batch: int = 2000) -> int:
         with transaction.atomic():
             user_ids = list(Learner.objects.filter(pk__in=chunk).values_list("user_id", flat=True))
             # In chunks: the ORM's cascade (attempts, results, follow-ups, audit rows) loads
-            # the rows it deletes, and focus areas go by one DELETE per chunk.
+            # the rows it deletes, and focus areas go by one DELETE per chunk. Alerts only
+            # lose their learner on a delete (a real one outlives an erasure): these go first.
+            if alerts := _alert_support():
+                alerts.objects.filter(learner_id__in=chunk).delete()
             Learner.objects.filter(pk__in=chunk).delete()
             User.objects.filter(pk__in=user_ids).delete()
         stdout.write(f"  deleted {min(start + batch, len(learner_ids)):,}/{len(learner_ids):,}\n")

@@ -41,6 +41,11 @@ def alert_message(email: AlertEmail) -> EmailMessage:
             "You have been made a safeguarding lead on the partner portal. This is a test "
             "alert, to check that alerts reach you. Please sign in and acknowledge it."
         )
+    elif email.purpose == AlertEmail.Purpose.ESCALATED and alert.urgent:
+        # Escalated the moment it was raised (or made urgent): no deadline has passed, so
+        # "not acknowledged" would read as a routine overdue alert. Nothing more is said.
+        subject = _("Safeguarding alert: please review now")
+        opening = _("A safeguarding alert needs review now. Sign in to read it.")
     elif email.purpose == AlertEmail.Purpose.ESCALATED:
         subject = _("Safeguarding alert not yet acknowledged")
         opening = _(
@@ -48,9 +53,10 @@ def alert_message(email: AlertEmail) -> EmailMessage:
             "Please sign in and review it now."
         ) % {"raised": raised}
     else:
-        subject = _("Safeguarding alert: a result needs review")
+        # The same words for a result and a pupil's request, urgent or not.
+        subject = _("Safeguarding alert needs review")
         opening = _(
-            "Something on the partner portal needs review by a safeguarding lead "
+            "A safeguarding alert needs review by a safeguarding lead "
             "(raised at %(raised)s). Please sign in to see it."
         ) % {"raised": raised}
     body = "\n\n".join(

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from schools.models import PartnerSettings, School
 from tests.browsing import browser_sign_in
 from tests.factories import make_attempt, make_result
 
@@ -38,4 +39,25 @@ def test_a_printed_results_page_shows_the_results_and_none_of_the_site_around_th
     ARTIFACTS.mkdir(exist_ok=True)
     page.pdf(path=str(ARTIFACTS / "results-print.pdf"), format="A4")
     assert (ARTIFACTS / "results-print.pdf").stat().st_size > 1000
+    page.close()
+
+
+def test_a_printed_safeguarding_record_starts_with_its_marking_not_the_school_bar(
+    browser, live_server, learner, staff
+):
+    # A second school: staff pages show "Working in: ..." above the content.
+    oak = School.objects.create(code="100002", name="Oak Primary")
+    PartnerSettings.objects.create(school=oak)
+    page = signed_in_page(browser, live_server, staff)
+    page.goto(live_server.url + f"/safeguarding/learners/{learner.pk}/print/")
+    assert page.is_visible(".school-bar")  # on screen, staff see where they work
+
+    page.emulate_media(media="print")
+
+    assert page.is_visible("text=Confidential: child protection record")
+    printed = page.evaluate("document.body.innerText").strip()
+    # The marking prints in capitals (text-transform), so compare without case.
+    assert printed.lower().startswith("confidential: child protection record"), printed[:200]
+    for not_the_record in (".school-bar", ".site-header", ".skip-link", "text=Back to the"):
+        assert not page.is_visible(not_the_record), not_the_record
     page.close()

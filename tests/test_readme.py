@@ -8,9 +8,11 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from accounts.access import working_school
 from classes.models import SchoolGroup
 from demo.management.commands import demo_staff
 from learners.models import Learner, Level
+from schools.models import School
 
 README = Path(settings.BASE_DIR) / "README.md"
 FIRST_SCREEN = 40  # lines
@@ -63,3 +65,27 @@ def test_every_account_the_steps_name_is_made_by_the_demo_as_they_describe_it(
     assert year_5_oak.memberships.filter(learner=finn).exists()
     for words in ("Finn Ward", "Year 5 Oak", "Oak Primary"):
         assert words in try_it()
+
+
+def step(number: int) -> str:
+    """Return one numbered step of "Try it", joined onto one line."""
+    text = try_it().split(f"\n{number}. ", 1)[1].split(f"\n{number + 1}. ", 1)[0]
+    return " ".join(text.split())
+
+
+def test_the_steps_say_where_demo_staff_starts_and_where_finns_alert_is(
+    db, upstream, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(demo_staff, "PASSWORD_FILE", tmp_path / "password")
+    call_command("demo_staff", stdout=io.StringIO())
+    call_command("seed_demo", learners=6, wait=5, stdout=io.StringIO(), stderr=io.StringIO())
+    lead = User.objects.get(username="demo-staff")
+    starts_in = School.objects.get(pk=working_school(lead)).name
+    finns_school = Learner.objects.get(username="finn.ward").school.name
+
+    # Signed in, demo-staff works in the first school by name until they pick another.
+    assert (starts_in, finns_school) == ("Ash Academy", "Oak Primary")
+    assert f"It opens in {starts_in}" in step(1)
+    assert f"the school menu at the top switches to {finns_school}" in step(1)
+    # Finn's alert is in Oak Primary: demo-staff finds it only after switching there.
+    assert f"`demo-staff` and pick {finns_school} in the school menu" in step(4)

@@ -574,3 +574,34 @@ def test_an_admin_who_reads_no_results_is_not_told_why_a_record_is_held(learner)
 
     assert "because of a safeguarding matter" in page
     assert "follow-up about them" not in page and "alert about them" not in page
+
+
+@pytest.mark.django_db
+def test_the_alert_and_the_list_name_who_acknowledged_as_the_chronology_does(pupil, upstream):
+    lead = make_staff("sam.lead")
+    lead.first_name, lead.last_name = "Sam", "Lead"
+    lead.save(update_fields=["first_name", "last_name"])
+    alert = Alert.objects.get(
+        attempt=finish_with_labels(upstream, pupil, needs_help="Yes - priority")
+    )
+    client = signed_in(lead)
+    taken_on = {"action": "Spoke with the pupil", "category": "wellbeing", "note": ""}
+    client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", taken_on)
+
+    page = page_showing(client, f"/safeguarding/alerts/{alert.pk}/", "<dt>Acknowledged</dt>")
+    listed = page_showing(client, "/safeguarding/?show=all", "<h1>Safeguarding alerts</h1>")
+
+    assert "<dd>By Sam Lead at " in page and "<td>Sam Lead, " in listed
+    assert "sam.lead" not in page and "sam.lead" not in listed
+
+
+@pytest.mark.django_db
+def test_a_test_alert_names_the_new_lead_it_went_to(staff):
+    nia = make_staff("nia.new", role=StaffRole.TEACHER)
+    nia.first_name, nia.last_name, nia.email = "Nia", "Newton", "nia@school.example"
+    nia.save(update_fields=["first_name", "last_name", "email"])
+    alert = make_test_alert_for(nia)
+
+    page = page_showing(signed_in(staff), f"/safeguarding/alerts/{alert.pk}/", "<dt>Sent to</dt>")
+
+    assert "The new safeguarding lead Nia Newton." in page and "nia.new" not in page

@@ -9,6 +9,7 @@ import environ
 import pytest
 from aiosmtpd.controller import Controller
 from django.conf import settings as django_settings
+from django.test import Client
 
 from learners.models import Learner
 from safeguarding.models import Alert, AlertEmail
@@ -86,6 +87,24 @@ def test_an_alert_reaches_a_real_smtp_server_once_holding_no_name_answer_or_secr
     ]:
         assert private not in text, private
     assert AlertEmail.objects.get().state == AlertEmail.State.SENT
+
+
+@pytest.mark.django_db
+def test_an_urgent_request_is_sent_as_needing_review_now_not_as_overdue(smtp_server, learner):
+    pupil = Client()
+    pupil.force_login(learner.user)
+
+    pupil.post("/me/talk/", {"unsafe": "on"})
+
+    subjects = [message["Subject"] for _, message in smtp_server.messages]
+    bodies = [message.get_payload(decode=True).decode() for _, message in smtp_server.messages]
+    assert subjects == ["Safeguarding alert needs review", "Safeguarding alert: please review now"]
+    assert "A safeguarding alert needs review now. Sign in to read it." in bodies[1]
+    assert "/safeguarding/alerts/" in bodies[1]
+    # Raised this minute: nothing may read as a routine alert past its deadline.
+    assert "not been acknowledged" not in bodies[1] and "raised at" not in bodies[1]
+    # A pupil's request is not "a result".
+    assert "result" not in f"{subjects[0]}\n{bodies[0]}".lower()
 
 
 def _only(messages):

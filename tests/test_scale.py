@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from assessments.models import AssessmentAttempt, AssessmentResult, FocusArea, risk_rank
 from demo.generator import generate_cohort
@@ -16,6 +17,7 @@ from followups.services import flagged_area_names, followup_due_date
 from learners import views
 from learners.models import Learner, Level
 from learners.selectors import learner_list
+from safeguarding.models import Alert
 from sandbox.bank import FOCUS_AREAS
 from sandbox.scoring import RISK_LEVELS
 
@@ -99,6 +101,26 @@ def test_follow_ups_are_opened_as_the_follow_up_rules_would_open_them(db):
         assert item.due_date == followup_due_date(opened_at=result.received_at)
 
 
+def test_resolved_items_say_when_and_priority_ones_come_with_their_alert(db):
+    generate(learners=100, attempts=300)
+
+    resolved = FollowUp.objects.filter(status=FollowUp.Status.RESOLVED)
+    assert resolved.exists() and not resolved.filter(resolved_at__isnull=True).exists()
+    assert all(item.created_at < item.resolved_at <= timezone.now() for item in resolved)
+    assert not FollowUp.objects.exclude(status=FollowUp.Status.RESOLVED).exclude(
+        resolved_at__isnull=True
+    )
+    priority = FollowUp.objects.filter(priority=True)
+    assert priority.exists()
+    for item in priority:
+        (alert,) = Alert.objects.filter(follow_up=item)
+        assert (alert.attempt_id, alert.learner_id) == (item.attempt_id, item.learner_id)
+        assert alert.reason == Alert.Reason.PRIORITY and alert.acknowledged_at is not None
+    assert Alert.objects.count() == priority.count()
+    # The leads' banner counts nothing waiting: the generator sends no email.
+    assert not Alert.objects.filter(acknowledged_at__isnull=True).exists()
+
+
 def test_the_same_seed_generates_the_same_cohort(db):
     generate(learners=10, attempts=30, seed=11)
     first = list(Learner.objects.order_by("pk").values_list("first_name", "last_name", "level"))
@@ -136,6 +158,7 @@ def test_clear_removes_only_generated_learners_and_their_records(learner, staff)
     assert list(Learner.objects.all()) == [learner]
     assert list(AssessmentAttempt.objects.values_list("learner", flat=True)) == [learner.pk]
     assert not FocusArea.objects.exists() and not FollowUp.objects.exists()
+    assert not Alert.objects.exists()
     assert set(User.objects.values_list("username", flat=True)) == {"lee.learner", "sam.staff"}
 
 

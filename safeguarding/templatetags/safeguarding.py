@@ -1,4 +1,4 @@
-"""Template tags other apps' pages load by name: the leads' banner, acknowledgement times."""
+"""Template tags other apps' pages load by name: the leads' banner, acknowledgements."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -11,6 +11,7 @@ from accounts.access import (
     is_safeguarding_lead,
     is_staff_member,
     safeguarding_ready,
+    staff_name,
     trust_role,
     working_school,
     working_school_ids,
@@ -47,6 +48,13 @@ def safeguarding_banner(context) -> dict:
         "closed": closed,
         "staff_can": context.get("staff_can"),
     }
+
+
+@register.filter
+def acknowledged_by_name(alert) -> str:
+    """Name who acknowledged the alert as other pages do; the kept username once they are gone."""
+    user = alert.acknowledged_by
+    return staff_name(user) if user is not None else alert.acknowledged_by_username
 
 
 @register.inclusion_tag("safeguarding/includes/email_problems.html", takes_context=True)
