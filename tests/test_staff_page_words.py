@@ -88,3 +88,27 @@ def test_an_unknown_code_is_shown_humanised(staff_client, learner):
 )
 def test_upstream_terms_are_known_words_or_as_given(value, shown):
     assert upstream_term(value) == shown
+
+
+@pytest.mark.django_db
+def test_the_learner_record_names_staff_as_the_header_does(staff_client, staff, learner):
+    from followups.services import followup_open_for_learner_request
+    from privacy.holds import records_hold_place
+
+    staff.first_name, staff.last_name = "Sam", "Okafor"
+    staff.save()
+    learner.registered_by = staff
+    learner.save(update_fields=["registered_by"])
+    follow_up = followup_open_for_learner_request(learner=learner)
+    follow_up.assignee = staff
+    follow_up.save(update_fields=["assignee"])
+    records_hold_place(learner=learner, placed_by=staff)
+
+    response = staff_client.get(f"/learners/{learner.pk}/")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "assigned to Sam Okafor" in page
+    assert "by Sam Okafor" in page  # registered by
+    assert "Placed by Sam Okafor" in page
+    assert "sam.staff" not in page.split("</header>", 1)[1]

@@ -174,8 +174,11 @@ def _learner_nav(language: str | None, script_prefix: str) -> SafeString:
 
 @register.filter
 def staff_name(user) -> str:
-    """Name a member of staff: full name, else username (accounts.access.staff_name)."""
-    return staff_name_of(user)
+    """Name a member of staff: full name, else username (accounts.access.staff_name).
+
+    Empty for no account (one deleted since), so that `|default:` can say who it was.
+    """
+    return staff_name_of(user) if user is not None else ""
 
 
 @register.filter
