@@ -123,7 +123,7 @@ def prefetch_current_groups(through: str = "") -> Prefetch:
 
 
 def current_group_names(learner_ids: list[int]) -> dict[int, str]:
-    """Return each learner's current classes, comma-separated, in one query (for exports)."""
+    """Return each learner's current classes, "; "-separated, in one query (for exports)."""
     rows = (
         GroupMembership.objects.filter(
             learner_id__in=learner_ids, left_at__isnull=True, group__archived_at__isnull=True
@@ -134,4 +134,5 @@ def current_group_names(learner_ids: list[int]) -> dict[int, str]:
     names: dict[int, list[str]] = {}
     for learner_id, name in rows:
         names.setdefault(learner_id, []).append(name)
-    return {learner_id: ", ".join(found) for learner_id, found in names.items()}
+    # A class name may hold a comma ("Maths, set 1"), never a line: "; " as for focus areas.
+    return {learner_id: "; ".join(found) for learner_id, found in names.items()}

@@ -9,7 +9,9 @@ lists each pupil's "Completed"), so withholding them hid nothing and only contra
 pages. They are shown exactly (`exact`). Since the total of the risk levels (learners assessed)
 is then exact, while fewer learners than DASHBOARD_MIN_GROUP_SIZE are assessed no breakdown of
 their results is shown at all (a lone "fewer than 5" row beside "3 assessed" says all 3), and a
-class's count needing help is "not shown" beside a small count assessed. (The trust's figures,
+class's count needing help is "not shown" while it or those not needing it are a small group,
+or while subtracting other figures on the page would leave one (dashboard.overlaps,
+dashboard.level_parts). (The trust's figures,
 trust.py, keep learners assessed protected: a trust viewer sees no learner one by one.) Two
 rules, applied to every protected count before it reaches a table, a chart or a file:
 

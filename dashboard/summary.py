@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 
 from classes.filters import GROUP_PARAM
 from dashboard.disclosure import exact, protect, protect_parts
+from dashboard.level_parts import other_levels_show
 from dashboard.selectors import (
     CohortFilters,
     cohort_headline,
@@ -30,6 +31,8 @@ class CohortSummary:
     needs_help_chart: SafeString
     # Fewer learners assessed than the smallest group shown: no breakdown of how they did.
     too_few_assessed: bool = False
+    # A class at one level whose other levels would be given away (dashboard.level_parts).
+    other_levels_withheld: bool = False
 
 
 def cohort_summary(
@@ -71,14 +74,16 @@ def cohort_summary(
     # smallest group shown, that exact total would give away how each of them did (a single
     # "fewer than 5" row beside "3 assessed" says all 3): no breakdown at all then.
     too_few = 0 < assessed < size
-    if not with_results or too_few:
+    others_withheld = with_results and not other_levels_show(filters, min_size=size)
+    if not with_results or too_few or others_withheld:
         risk_rows = []
     risk = protect_parts(
         risk_rows,
         min_size=size,
         urls={name: _url("followups:queue", {"risk": name, **level}) for name, _ in risk_rows},
     )
-    area_rows = needs_help_by_area(filters) if with_results and not too_few else []
+    breakdown = with_results and not too_few and not others_withheld
+    area_rows = needs_help_by_area(filters) if breakdown else []
     # A learner may need help in several areas: these counts are not parts of one total, so
     # each is protected on its own.
     needs_help = [
@@ -102,6 +107,7 @@ def cohort_summary(
             figures=needs_help,
         ),
         too_few_assessed=too_few,
+        other_levels_withheld=others_withheld,
     )
 
 

@@ -42,19 +42,22 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     filter_query = urlencode(filter_detail)
     with_results = sees_results(request.user)
     groups = [filters.group] if filters.group else offered_by(form)
+    summary = cohort_summary(
+        filters, with_results=with_results, with_operations=sees_whole_school(request.user)
+    )
     return render(
         request,
         "dashboard/home.html",
         {
             "form": form,
             "filtered": bool(filter_query),
-            "summary": cohort_summary(
-                filters,
-                with_results=with_results,
-                with_operations=sees_whole_school(request.user),
-            ),
+            "summary": summary,
             "by_class": class_figures(
-                filters, groups, with_results=with_results, filter_detail=filter_detail
+                filters,
+                groups,
+                with_results=with_results,
+                filter_detail=filter_detail,
+                results_withheld=summary.other_levels_withheld,
             ),
             "filter_query": filter_query,
             # The period chosen, for figures other apps add (time to acknowledge alerts).
