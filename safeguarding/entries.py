@@ -21,23 +21,31 @@ class EntryLocked(Exception):
     """The entry may no longer be amended (or not by this person): add a correction instead."""
 
 
+class NoChronology(ValueError):
+    """The concern has no learner (erased): there is no chronology to write in."""
+
+
 def entry_add_action(
-    *, alert: Alert, by: AbstractBaseUser, action: str, note: str = "", category: str = ""
+    *, alert: Alert, by: AbstractBaseUser, action: str = "", note: str = "", category: str = ""
 ) -> ChronologyEntry:
     """Add an action taken on a concern, with its note, to the child's chronology."""
-    if alert.learner_id is None:
-        raise ValueError("A concern without a learner has no chronology")
-    return ChronologyEntry.objects.create(
-        school_id=alert.school_id,
-        learner_id=alert.learner_id,
-        alert=alert,
-        kind=ChronologyEntry.Kind.ACTION if action else ChronologyEntry.Kind.NOTE,
-        action=action,
-        category=category or alert.category,
-        text=note.strip(),
-        author=by,
-        author_name=staff_name(by),
-    )
+    with transaction.atomic():
+        # Read under lock: an erasure may have unlinked the learner since the page was read.
+        current = Alert.objects.select_for_update().filter(pk=alert.pk)
+        learner_id = current.values_list("learner_id", flat=True).first()
+        if learner_id is None:
+            raise NoChronology("A concern without a learner has no chronology")
+        return ChronologyEntry.objects.create(
+            school_id=alert.school_id,
+            learner_id=learner_id,
+            alert=alert,
+            kind=ChronologyEntry.Kind.ACTION if action else ChronologyEntry.Kind.NOTE,
+            action=action,
+            category=category or alert.category,
+            text=note.strip(),
+            author=by,
+            author_name=staff_name(by),
+        )
 
 
 def entry_add_note(*, learner: Learner, by: AbstractBaseUser, text: str) -> ChronologyEntry:
