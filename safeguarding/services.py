@@ -269,7 +269,15 @@ def alerts_forget_learner(*, learner: Learner) -> int:
     # so the cascade alone would keep it).
     ChronologyEntry.objects.filter(learner=learner).delete()
     # The timings stay for the safeguarding figures, and nothing that leads back to the
-    # learner: neither the learner, nor the attempt, nor the values that raised the alert.
+    # learner or says anything about them: neither the learner, nor the attempt, nor the
+    # values that raised the alert, nor what they asked about, whom they wanted, whether
+    # they felt unsafe, or the category of concern.
     return Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
-        learner=None, attempt=None, values=[]
+        learner=None,
+        attempt=None,
+        values=[],
+        about="",
+        wanted_contact="",
+        urgent=False,
+        category="",
     )
