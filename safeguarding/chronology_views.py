@@ -1,13 +1,15 @@
 """A child's safeguarding chronology: read, noted, amended within a day, corrected, printed."""
 
 from django.contrib import messages
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from accounts.access import in_working_schools, safeguarding_required
+from accounts.access import safeguarding_required, trust_role, working_school_ids
+from accounts.models import StaffRole
 from kit.addresses import client_address
 from learners.models import Learner
 from safeguarding.chronology import chronology_of
@@ -20,26 +22,37 @@ from safeguarding.entries import (
     entry_correct,
 )
 from safeguarding.forms import CorrectionForm, NoteForm
-from safeguarding.models import ChronologyEntry
+from safeguarding.models import Alert, ChronologyEntry
 from schools.models import School
 from signin.second_factor import step_up_required
 
 
+def _learners_seen(user) -> QuerySet:
+    """Return the learners whose chronology the lead may open (leavers too).
+
+    Those of the schools worked in; for a trust safeguarding lead, also those with an
+    escalated alert, wherever they work (as views._alerts_seen_by lets them open the alert).
+    """
+    learners = Learner.objects.exclude(status=Learner.Status.ERASED)
+    schools = working_school_ids(user)
+    if schools is None:
+        return learners
+    seen = Q(school_id__in=schools)
+    if trust_role(user) == StaffRole.TRUST_SAFEGUARDING_LEAD:
+        escalated = Alert.objects.filter(escalated_at__isnull=False, learner__isnull=False)
+        seen |= Q(pk__in=escalated.values("learner_id"))
+    return learners.filter(seen)
+
+
 def _learner_of(request: HttpRequest, learner_pk: int) -> Learner:
-    """Return a learner of the schools the lead works in (a leaver too), else 404."""
-    learners = in_working_schools(
-        request.user, Learner.objects.exclude(status=Learner.Status.ERASED)
-    )
-    return get_object_or_404(learners, pk=learner_pk)
+    """Return a learner whose chronology the lead may open, else 404."""
+    return get_object_or_404(_learners_seen(request.user), pk=learner_pk)
 
 
 def _entry_of(request: HttpRequest, pk: int) -> ChronologyEntry:
-    """Return an entry of a learner of the schools the lead works in, else 404."""
-    entries = in_working_schools(
-        request.user,
-        ChronologyEntry.objects.select_related("learner").exclude(
-            learner__status=Learner.Status.ERASED
-        ),
+    """Return an entry of a learner whose chronology the lead may open, else 404."""
+    entries = ChronologyEntry.objects.select_related("learner").filter(
+        learner__in=_learners_seen(request.user)
     )
     return get_object_or_404(entries, pk=pk)
 

@@ -6,17 +6,24 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from accounts.models import StaffRole
 from followups.models import FollowUp
 from followups.services import followup_open_for_learner_request
 from safeguarding.models import Alert
+from schools.models import School, first_school_id
+from tests.factories import make_learner, make_staff
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
 
 
-def signed_in(user) -> Client:
+def signed_in(user, school=None) -> Client:
     client = Client()
     client.force_login(user)
+    if school is not None:
+        session = client.session
+        session["working_school"] = school.pk
+        session.save()
     return client
 
 
@@ -77,3 +84,31 @@ def test_a_priority_follow_up_joins_even_without_an_alert(staff, learner):
     page = chronology_page(client, learner)
 
     assert f"Follow-up #{item.pk} (from a result)" in page and "school nurse" in page
+
+
+@pytest.fixture
+def bravo(db):
+    return School.objects.create(code="BRAVO", name="Bravo Academy")
+
+
+def test_a_trust_lead_reads_the_chronology_of_a_child_whose_alert_escalated_to_them(bravo):
+    home = School.objects.get(pk=first_school_id())
+    trust_lead = make_staff("tia.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD)
+    escalated = make_learner("bea.bravo", "u-bea", school=bravo)
+    alert = asked(escalated, escalated_at=timezone.now(), school=bravo)
+    quiet = make_learner("bo.bravo", "u-bo", school=bravo)
+    asked(quiet, school=bravo)  # not escalated: Bravo's own leads have it
+    client = signed_in(trust_lead, home)
+    assert f'href="/safeguarding/learners/{escalated.pk}/"' in page_showing(
+        client, f"/safeguarding/alerts/{alert.pk}/", "Read the safeguarding chronology"
+    )
+
+    page = chronology_page(client, escalated)
+
+    assert "A learner asked to talk to someone" in page
+    assert client.get(f"/safeguarding/learners/{escalated.pk}/print/").status_code == 200
+    assert client.get(f"/safeguarding/learners/{quiet.pk}/").status_code == 404
+    assert client.get(f"/safeguarding/learners/{quiet.pk}/print/").status_code == 404
+    # A school's own lead gains nothing from another school's escalation.
+    home_lead = make_staff("hal.lead", role=StaffRole.DSL, school=home)
+    assert signed_in(home_lead).get(f"/safeguarding/learners/{escalated.pk}/").status_code == 404
