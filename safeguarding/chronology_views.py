@@ -57,7 +57,16 @@ def _entry_of(request: HttpRequest, pk: int) -> ChronologyEntry:
     return get_object_or_404(entries, pk=pk)
 
 
-def _chronology_page(request: HttpRequest, learner: Learner, lines, **context) -> HttpResponse:
+def _chronology_page(request: HttpRequest, learner: Learner, **context) -> HttpResponse:
+    """Render the chronology, audited here: every page that shows it is a reading of it."""
+    lines = chronology_of(learner, viewer=request.user)
+    chronology_opened(
+        learner=learner,
+        by=request.user,
+        address=client_address(request),
+        printed=False,
+        entries=len(lines),
+    )
     context.setdefault("note_form", NoteForm())
     return render(
         request,
@@ -70,16 +79,7 @@ def _chronology_page(request: HttpRequest, learner: Learner, lines, **context) -
 @step_up_required
 def chronology(request: HttpRequest, learner_pk: int) -> HttpResponse:
     """Show a child's safeguarding chronology, newest first (audited)."""
-    learner = _learner_of(request, learner_pk)
-    lines = chronology_of(learner, viewer=request.user)
-    chronology_opened(
-        learner=learner,
-        by=request.user,
-        address=client_address(request),
-        printed=False,
-        entries=len(lines),
-    )
-    return _chronology_page(request, learner, lines)
+    return _chronology_page(request, _learner_of(request, learner_pk))
 
 
 @safeguarding_required
@@ -115,8 +115,7 @@ def chronology_add_note(request: HttpRequest, learner_pk: int) -> HttpResponse:
     learner = _learner_of(request, learner_pk)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        lines = chronology_of(learner, viewer=request.user)
-        return _chronology_page(request, learner, lines, note_form=form)
+        return _chronology_page(request, learner, note_form=form)
     entry_add_note(learner=learner, by=request.user, text=form.cleaned_data["text"])
     messages.success(request, _("Note added to the chronology."))
     return redirect("safeguarding:chronology", learner_pk=learner.pk)

@@ -146,3 +146,17 @@ def test_reading_the_chronology_is_audited(lead, learner):
     event = AuditEvent.objects.get(action=Action.CHRONOLOGY_VIEWED)
     assert event.actor == lead and event.learner == learner
     assert not AuditEvent.objects.filter(action=Action.CHRONOLOGY_PRINTED).exists()
+
+
+def test_each_showing_of_the_chronology_is_audited_once(lead, learner):
+    client = signed_in(lead)
+    viewed = AuditEvent.objects.filter(action=Action.CHRONOLOGY_VIEWED)
+    chronology(client, learner)
+    assert viewed.count() == 1
+
+    refused = client.post(f"/safeguarding/learners/{learner.pk}/notes/", {"text": ""})
+
+    assert refused.status_code == 200 and "Write the note." in refused.text
+    assert viewed.count() == 2  # the page shown again with the reason is a reading too
+    noted(client, learner, "Seen crying at break.")  # redirected: nothing shown yet
+    assert viewed.count() == 2
