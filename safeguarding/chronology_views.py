@@ -126,27 +126,40 @@ def chronology_add_note(request: HttpRequest, learner_pk: int) -> HttpResponse:
 def entry_amend_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Let the author put right their own entry's words within a day of writing it."""
     entry = _entry_of(request, pk)
-    back = redirect("safeguarding:chronology", learner_pk=entry.learner_id)
     if not entry_amendable(entry, request.user):
-        messages.error(request, _locked_message())
-        return back
+        return _locked(request, entry)
     form = NoteForm(request.POST or None, initial={"text": entry.text})
     if request.method == "POST" and form.is_valid():
         try:
             entry_amend(entry=entry, by=request.user, text=form.cleaned_data["text"])
         except EntryLocked:
-            messages.error(request, _locked_message())
-            return back
+            return _locked(request, entry)
         messages.success(request, _("Entry amended."))
-        return back
+        return redirect("safeguarding:chronology", learner_pk=entry.learner_id)
     return render(request, "safeguarding/entry_amend.html", {"entry": entry, "form": form})
 
 
-def _locked_message() -> str:
-    return _(
-        "This entry can no longer be changed: only its author can amend it, within a day of "
-        "writing it. Add a correction instead."
+def _locked(request: HttpRequest, entry: ChronologyEntry) -> HttpResponse:
+    """Refuse an amendment; the author's words, if the day ran out as they wrote, kept."""
+    words = request.POST.get("text", "").strip() if request.method == "POST" else ""
+    if words and entry.author_id == request.user.pk:
+        messages.error(
+            request,
+            _(
+                "This entry can no longer be changed: the day for amending it passed while you "
+                "wrote. Your words are below as a correction: add it to keep them."
+            ),
+        )
+        form = CorrectionForm(initial={"text": words})
+        return render(request, "safeguarding/entry_correct.html", {"entry": entry, "form": form})
+    messages.error(
+        request,
+        _(
+            "This entry can no longer be changed: only its author can amend it, within a day "
+            "of writing it. Add a correction instead."
+        ),
     )
+    return redirect("safeguarding:chronology", learner_pk=entry.learner_id)
 
 
 @safeguarding_required

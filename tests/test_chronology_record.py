@@ -83,6 +83,24 @@ def test_after_a_day_an_entry_cannot_be_amended_only_corrected(lead, learner, mo
     assert "can no longer be changed" in client.get(amend, follow=True).text
 
 
+def test_words_typed_as_the_day_ran_out_come_back_as_a_correction(lead, learner, monkeypatch):
+    client = signed_in(lead)
+    # The amend page was opened in time; the day ran out while the author typed.
+    entry = written_ago(monkeypatch, lead, learner, timedelta(hours=24, seconds=1))
+
+    response = client.post(
+        f"/safeguarding/entries/{entry.pk}/amend/", {"text": "Seen crying at lunch, alone."}
+    )
+
+    page = response.text
+    assert response.status_code == 200 and "<h1>Add a correction</h1>" in page
+    assert "the day for amending it passed while you wrote" in page
+    assert "Seen crying at lunch, alone.</textarea>" in page
+    assert f'action="/safeguarding/entries/{entry.pk}/correct/"' in page
+    entry.refresh_from_db()
+    assert entry.text == "Seen crying at break." and entry.edited_at is None
+
+
 def test_nobody_amends_another_lead_s_entry(lead, learner):
     entry = noted(signed_in(lead), learner, "Seen crying at break.")
     deputy = signed_in(make_staff("dee.deputy"))
