@@ -150,7 +150,7 @@ def chronology_of(
     )
     for alert in alerts:
         lines.extend(_alert_lines(alert))
-    entries = list(chronology_entries(learner).prefetch_related("corrections"))
+    entries = list(chronology_entries(learner).prefetch_related("corrections", "revisions"))
     lines.extend(_entry_line(entry, viewer, now) for entry in entries)
     # Only the follow-ups of concerns: a routine one (study skills) is no child-protection record.
     concerns = Q(follow_up__priority=True) | Q(

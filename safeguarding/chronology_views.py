@@ -131,7 +131,12 @@ def entry_amend_view(request: HttpRequest, pk: int) -> HttpResponse:
     form = NoteForm(request.POST or None, initial={"text": entry.text})
     if request.method == "POST" and form.is_valid():
         try:
-            entry_amend(entry=entry, by=request.user, text=form.cleaned_data["text"])
+            entry_amend(
+                entry=entry,
+                by=request.user,
+                text=form.cleaned_data["text"],
+                address=client_address(request),
+            )
         except EntryLocked:
             return _locked(request, entry)
         messages.success(request, _("Entry amended."))

@@ -10,7 +10,7 @@ from accounts.access import staff_name
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import Learner
-from safeguarding.models import Alert, ChronologyEntry
+from safeguarding.models import Alert, ChronologyEntry, ChronologyRevision
 
 # An author may put right their own words this long after writing them; after that the
 # record stands as written, and a correction is a new entry (as CPOMS and MyConcern keep it).
@@ -82,16 +82,34 @@ def entry_amendable(
     return entry.author_id == user.pk and now < entry.created_at + AMEND_WINDOW
 
 
-def entry_amend(*, entry: ChronologyEntry, by: AbstractBaseUser, text: str) -> ChronologyEntry:
-    """Replace the words of the author's own entry within a day; EntryLocked after that."""
+def entry_amend(
+    *, entry: ChronologyEntry, by: AbstractBaseUser, text: str, address: str | None = None
+) -> ChronologyEntry:
+    """Amend the author's own entry within a day, keeping its earlier words (audited).
+
+    EntryLocked after that day, or for anyone else.
+    """
     with transaction.atomic():
-        locked = ChronologyEntry.objects.select_for_update().get(pk=entry.pk)
+        locked = (
+            ChronologyEntry.objects.select_for_update(of=("self",))
+            .select_related("learner")
+            .get(pk=entry.pk)
+        )
         now = timezone.now()
         if not entry_amendable(locked, by, now):
             raise EntryLocked
+        ChronologyRevision.objects.create(entry=locked, text=locked.text, replaced_at=now)
         locked.text = text.strip()
         locked.edited_at = now
         locked.save(update_fields=["text", "edited_at"])
+        # Which entry, never its words: the audit trail is read more widely than the record.
+        audit_record(
+            actor=by,
+            address=address,
+            action=AuditEvent.Action.CHRONOLOGY_AMENDED,
+            learner=locked.learner,
+            entry=locked.pk,
+        )
     return locked
 
 

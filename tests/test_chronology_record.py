@@ -67,6 +67,30 @@ def test_an_author_amends_their_entry_within_a_day(lead, learner, monkeypatch):
     assert "Amended by its author at" in response.text
 
 
+def test_every_amendment_keeps_the_earlier_words_and_is_audited_without_them(
+    lead, learner, monkeypatch
+):
+    client = signed_in(lead)
+    entry = written_ago(monkeypatch, lead, learner, timedelta(hours=2))
+    amend = f"/safeguarding/entries/{entry.pk}/amend/"
+    client.post(amend, {"text": "Seen crying at lunch."})
+
+    response = client.post(amend, {"text": "Seen crying at lunch, alone."}, follow=True)
+
+    page = response.text
+    assert response.status_code == 200 and "Seen crying at lunch, alone." in page
+    assert page.count("; earlier words:") == 2
+    assert "earlier words: “Seen crying at break.”" in page
+    assert "earlier words: “Seen crying at lunch.”" in page
+    printed = page_showing(client, f"/safeguarding/learners/{learner.pk}/print/", "End of record")
+    assert "earlier words: “Seen crying at break.”" in printed
+    events = AuditEvent.objects.filter(action=Action.CHRONOLOGY_AMENDED)
+    assert events.count() == 2
+    event = events.first()
+    assert event.actor == lead and event.learner == learner
+    assert event.detail["entry"] == entry.pk and "crying" not in str(event.detail)
+
+
 def test_after_a_day_an_entry_cannot_be_amended_only_corrected(lead, learner, monkeypatch):
     client = signed_in(lead)
     entry = written_ago(monkeypatch, lead, learner, timedelta(hours=24, minutes=1))
