@@ -67,6 +67,7 @@ class AuditEvent(models.Model):
         GROUP_ARCHIVED = "group_archived", _("Archived last year's group")
         CHRONOLOGY_VIEWED = "chronology_viewed", _("Viewed a child's safeguarding chronology")
         CHRONOLOGY_PRINTED = "chronology_printed", _("Printed a child's safeguarding record")
+        CHRONOLOGY_AMENDED = "chronology_amended", _("Amended a safeguarding chronology entry")
 
     # The school this belongs to (none for what concerns no one school): pages scope by it.
     school = models.ForeignKey(

@@ -1,15 +1,15 @@
-"""A child's safeguarding chronology: every concern, action, note and follow-up change, merged."""
+"""A child's safeguarding chronology: every concern, action, note and concern follow-up, merged."""
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from accounts.access import staff_name
-from followups.models import FollowUpHistory, FollowUpNote
+from followups.models import FollowUp, FollowUpHistory, FollowUpNote
 from learners.models import Learner
 from safeguarding.entries import entry_amendable
 from safeguarding.models import Alert, ChronologyEntry
@@ -121,6 +121,15 @@ def _change_words(change: dict) -> str:
     }
 
 
+def _follow_up_name(item: FollowUp) -> str:
+    """Name the follow-up item a line is about, and where it came from."""
+    if item.source == FollowUp.Source.ASKED:
+        origin = gettext("the pupil asked to talk")
+    else:
+        origin = gettext("from a result")
+    return gettext("Follow-up #%(pk)s (%(origin)s)") % {"pk": item.pk, "origin": origin}
+
+
 def chronology_entries(learner: Learner) -> QuerySet:
     """Return the learner's own chronology entries, with what a line shows of each."""
     return ChronologyEntry.objects.filter(learner=learner).select_related(
@@ -141,28 +150,33 @@ def chronology_of(
     )
     for alert in alerts:
         lines.extend(_alert_lines(alert))
-    entries = list(chronology_entries(learner).prefetch_related("corrections"))
+    entries = list(chronology_entries(learner).prefetch_related("corrections", "revisions"))
     lines.extend(_entry_line(entry, viewer, now) for entry in entries)
-    history = FollowUpHistory.objects.filter(follow_up__learner=learner).select_related(
-        "changed_by"
+    # Only the follow-ups of concerns: a routine one (study skills) is no child-protection record.
+    concerns = Q(follow_up__priority=True) | Q(
+        follow_up__in=alerts.filter(follow_up__isnull=False).values("follow_up")
     )
+    mine = Q(follow_up__learner=learner) & concerns
+    history = FollowUpHistory.objects.filter(mine).select_related("changed_by", "follow_up")
     lines.extend(
         ChronologyLine(
             at=change.created_at,
             who=_who(change.changed_by, change.changed_by_name),
             what=gettext("Follow-up changed"),
             kind="follow_up",
-            details=[_change_words(item) for item in change.changes],
+            details=[_follow_up_name(change.follow_up)]
+            + [_change_words(item) for item in change.changes],
         )
         for change in history
     )
-    notes = FollowUpNote.objects.filter(follow_up__learner=learner).select_related("author")
+    notes = FollowUpNote.objects.filter(mine).select_related("author", "follow_up")
     lines.extend(
         ChronologyLine(
             at=note.created_at,
             who=_who(note.author, note.author_username),
             what=gettext("Follow-up note"),
             kind="follow_up_note",
+            details=[_follow_up_name(note.follow_up)],
             text=note.text,
         )
         for note in notes

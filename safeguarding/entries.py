@@ -10,7 +10,7 @@ from accounts.access import staff_name
 from audit.models import AuditEvent
 from audit.services import audit_record
 from learners.models import Learner
-from safeguarding.models import Alert, ChronologyEntry
+from safeguarding.models import Alert, ChronologyEntry, ChronologyRevision
 
 # An author may put right their own words this long after writing them; after that the
 # record stands as written, and a correction is a new entry (as CPOMS and MyConcern keep it).
@@ -21,23 +21,31 @@ class EntryLocked(Exception):
     """The entry may no longer be amended (or not by this person): add a correction instead."""
 
 
+class NoChronology(ValueError):
+    """The concern has no learner (erased): there is no chronology to write in."""
+
+
 def entry_add_action(
-    *, alert: Alert, by: AbstractBaseUser, action: str, note: str = "", category: str = ""
+    *, alert: Alert, by: AbstractBaseUser, action: str = "", note: str = "", category: str = ""
 ) -> ChronologyEntry:
     """Add an action taken on a concern, with its note, to the child's chronology."""
-    if alert.learner_id is None:
-        raise ValueError("A concern without a learner has no chronology")
-    return ChronologyEntry.objects.create(
-        school_id=alert.school_id,
-        learner_id=alert.learner_id,
-        alert=alert,
-        kind=ChronologyEntry.Kind.ACTION if action else ChronologyEntry.Kind.NOTE,
-        action=action,
-        category=category or alert.category,
-        text=note.strip(),
-        author=by,
-        author_name=staff_name(by),
-    )
+    with transaction.atomic():
+        # Read under lock: an erasure may have unlinked the learner since the page was read.
+        current = Alert.objects.select_for_update().filter(pk=alert.pk)
+        learner_id = current.values_list("learner_id", flat=True).first()
+        if learner_id is None:
+            raise NoChronology("A concern without a learner has no chronology")
+        return ChronologyEntry.objects.create(
+            school_id=alert.school_id,
+            learner_id=learner_id,
+            alert=alert,
+            kind=ChronologyEntry.Kind.ACTION if action else ChronologyEntry.Kind.NOTE,
+            action=action,
+            category=category or alert.category,
+            text=note.strip(),
+            author=by,
+            author_name=staff_name(by),
+        )
 
 
 def entry_add_note(*, learner: Learner, by: AbstractBaseUser, text: str) -> ChronologyEntry:
@@ -74,16 +82,34 @@ def entry_amendable(
     return entry.author_id == user.pk and now < entry.created_at + AMEND_WINDOW
 
 
-def entry_amend(*, entry: ChronologyEntry, by: AbstractBaseUser, text: str) -> ChronologyEntry:
-    """Replace the words of the author's own entry within a day; EntryLocked after that."""
+def entry_amend(
+    *, entry: ChronologyEntry, by: AbstractBaseUser, text: str, address: str | None = None
+) -> ChronologyEntry:
+    """Amend the author's own entry within a day, keeping its earlier words (audited).
+
+    EntryLocked after that day, or for anyone else.
+    """
     with transaction.atomic():
-        locked = ChronologyEntry.objects.select_for_update().get(pk=entry.pk)
+        locked = (
+            ChronologyEntry.objects.select_for_update(of=("self",))
+            .select_related("learner")
+            .get(pk=entry.pk)
+        )
         now = timezone.now()
         if not entry_amendable(locked, by, now):
             raise EntryLocked
+        ChronologyRevision.objects.create(entry=locked, text=locked.text, replaced_at=now)
         locked.text = text.strip()
         locked.edited_at = now
         locked.save(update_fields=["text", "edited_at"])
+        # Which entry, never its words: the audit trail is read more widely than the record.
+        audit_record(
+            actor=by,
+            address=address,
+            action=AuditEvent.Action.CHRONOLOGY_AMENDED,
+            learner=locked.learner,
+            entry=locked.pk,
+        )
     return locked
 
 

@@ -106,7 +106,8 @@ class ActionForm(forms.Form):
 class AcknowledgeForm(ActionForm):
     """Taking an alert on: what was done, the concern's category, a note.
 
-    A test alert only checks that emails reach a new lead, about no child: it asks nothing.
+    A test alert only checks that emails reach a new lead, about no child: it asks nothing;
+    nor does a concern whose learner was erased (no chronology is left to write in).
     """
 
     category = forms.ChoiceField(
@@ -118,7 +119,7 @@ class AcknowledgeForm(ActionForm):
 
     def __init__(self, *args, alert: Alert, **kwargs):
         super().__init__(*args, school_id=alert.school_id, **kwargs)
-        if alert.kind == Alert.Kind.TEST:
+        if alert.kind == Alert.Kind.TEST or alert.learner_id is None:
             self.fields.clear()
 
 

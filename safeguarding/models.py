@@ -206,7 +206,7 @@ class ChronologyEntry(models.Model):
     # Kept as text too, so the record still says who wrote it if the account goes.
     author_name = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Set when its author amended it within the first day (the earlier words are not kept).
+    # Set when its author amended it within the first day (the earlier words: its revisions).
     edited_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -216,3 +216,18 @@ class ChronologyEntry(models.Model):
 
     def __str__(self) -> str:
         return gettext("Chronology entry #%(pk)s") % {"pk": self.pk}
+
+
+class ChronologyRevision(models.Model):
+    """The words an entry held before its author amended them: kept, as a record must be."""
+
+    # Gone with the entry (an erasure): free text about a child.
+    entry = models.ForeignKey(ChronologyEntry, on_delete=models.CASCADE, related_name="revisions")
+    text = models.TextField(max_length=4000, blank=True)
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["replaced_at", "id"]
+
+    def __str__(self) -> str:
+        return gettext("Earlier words of chronology entry #%(pk)s") % {"pk": self.entry_id}

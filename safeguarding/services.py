@@ -156,6 +156,8 @@ def alert_acknowledge(
     with transaction.atomic():
         locked = Alert.objects.select_for_update().get(pk=alert.pk)
         if locked.acknowledged_at is not None:
+            # Two leads took it on at once: the second one's action is a later one, not lost.
+            _add_late_action(locked, by=by, action=action, note=note, category=category)
             return False
         locked.acknowledged_at = timezone.now()
         locked.acknowledged_by = by
@@ -185,6 +187,19 @@ def alert_acknowledge(
         )
     alert.refresh_from_db()
     return True
+
+
+def _add_late_action(
+    alert: Alert, *, by: AbstractBaseUser, action: str, note: str, category: str
+) -> None:
+    """Add a lead's action on an alert someone else took on first; its category if it had none."""
+    if alert.acknowledged_by_id == by.pk:
+        return  # their own form sent twice: recorded the first time
+    if category and not alert.category:
+        alert.category = category
+        alert.save(update_fields=["category"])
+    if alert.learner_id is not None and (action or note.strip()):
+        entry_add_action(alert=alert, by=by, action=action, note=note)
 
 
 def alerts_escalate_due(
@@ -254,7 +269,15 @@ def alerts_forget_learner(*, learner: Learner) -> int:
     # so the cascade alone would keep it).
     ChronologyEntry.objects.filter(learner=learner).delete()
     # The timings stay for the safeguarding figures, and nothing that leads back to the
-    # learner: neither the learner, nor the attempt, nor the values that raised the alert.
+    # learner or says anything about them: neither the learner, nor the attempt, nor the
+    # values that raised the alert, nor what they asked about, whom they wanted, whether
+    # they felt unsafe, or the category of concern.
     return Alert.objects.filter(Q(learner=learner) | Q(attempt__learner=learner)).update(
-        learner=None, attempt=None, values=[]
+        learner=None,
+        attempt=None,
+        values=[],
+        about="",
+        wanted_contact="",
+        urgent=False,
+        category="",
     )

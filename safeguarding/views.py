@@ -17,7 +17,7 @@ from accounts.models import StaffRole
 from assessments.learner_results import helplines, school_contacts
 from kit.addresses import client_address
 from safeguarding.asking import alert_raise_for_request
-from safeguarding.entries import entry_add_action
+from safeguarding.entries import NoChronology, entry_add_action
 from safeguarding.forms import AcknowledgeForm, ActionForm, TalkForm
 from safeguarding.models import Alert
 from safeguarding.selectors import alerts_for_list
@@ -77,26 +77,28 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Acknowledge an alert with what was done and its category (audited)."""
     alert = _alert_of(request, pk)
-    if alert.is_acknowledged:
-        return _already_acknowledged(request, alert)
     form = AcknowledgeForm(request.POST, alert=alert)
     if not form.is_valid():
+        # Taken on by another lead meanwhile or not, what was typed stays on the page.
         return _alert_page(request, alert, form=form)
     if alert_acknowledge(
         alert=alert, by=request.user, address=client_address(request), **form.cleaned_data
     ):
         messages.success(request, _("Alert acknowledged. Thank you."))
         return redirect("safeguarding:alert", pk=alert.pk)
-    return _already_acknowledged(request, alert)
+    return _already_acknowledged(request, alert, added=bool(form.cleaned_data.get("action")))
 
 
-def _already_acknowledged(request: HttpRequest, alert: Alert) -> HttpResponse:
+def _already_acknowledged(request: HttpRequest, alert: Alert, *, added: bool) -> HttpResponse:
     alert.refresh_from_db()
-    messages.info(
-        request,
-        _("%(name)s had already acknowledged this alert.")
-        % {"name": alert.acknowledged_by_username},
-    )
+    name = {"name": alert.acknowledged_by_username}
+    if added and alert.learner_id is not None and alert.acknowledged_by_id != request.user.pk:
+        message = _(
+            "%(name)s had already taken this alert on; your action was added to the chronology."
+        )
+    else:
+        message = _("%(name)s had already acknowledged this alert.")
+    messages.info(request, message % name)
     return redirect("safeguarding:alert", pk=alert.pk)
 
 
@@ -106,15 +108,30 @@ def _already_acknowledged(request: HttpRequest, alert: Alert) -> HttpResponse:
 def alert_add_action(request: HttpRequest, pk: int) -> HttpResponse:
     """Add a later action, with a note, to a concern already taken on."""
     alert = _alert_of(request, pk)
-    if not alert.is_acknowledged or alert.learner is None:
+    back = redirect("safeguarding:alert", pk=alert.pk)
+    if not alert.is_acknowledged:
         messages.info(request, _("Acknowledge the alert first: that records the first action."))
-        return redirect("safeguarding:alert", pk=alert.pk)
+        return back
+    if alert.learner_id is None:
+        messages.error(request, _no_chronology_message())
+        return back
     form = ActionForm(request.POST, school_id=alert.school_id)
     if not form.is_valid():
         return _alert_page(request, alert, action_form=form)
-    entry_add_action(alert=alert, by=request.user, **form.cleaned_data)
+    try:
+        entry_add_action(alert=alert, by=request.user, **form.cleaned_data)
+    except NoChronology:  # erased since the alert was read
+        messages.error(request, _no_chronology_message())
+        return back
     messages.success(request, _("Action added to the chronology."))
-    return redirect("safeguarding:alert", pk=alert.pk)
+    return back
+
+
+def _no_chronology_message() -> str:
+    return _(
+        "This learner's personal data was erased, and their safeguarding chronology with it: "
+        "there is nowhere to record the action."
+    )
 
 
 @learner_required

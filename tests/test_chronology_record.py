@@ -67,6 +67,30 @@ def test_an_author_amends_their_entry_within_a_day(lead, learner, monkeypatch):
     assert "Amended by its author at" in response.text
 
 
+def test_every_amendment_keeps_the_earlier_words_and_is_audited_without_them(
+    lead, learner, monkeypatch
+):
+    client = signed_in(lead)
+    entry = written_ago(monkeypatch, lead, learner, timedelta(hours=2))
+    amend = f"/safeguarding/entries/{entry.pk}/amend/"
+    client.post(amend, {"text": "Seen crying at lunch."})
+
+    response = client.post(amend, {"text": "Seen crying at lunch, alone."}, follow=True)
+
+    page = response.text
+    assert response.status_code == 200 and "Seen crying at lunch, alone." in page
+    assert page.count("; earlier words:") == 2
+    assert "earlier words: “Seen crying at break.”" in page
+    assert "earlier words: “Seen crying at lunch.”" in page
+    printed = page_showing(client, f"/safeguarding/learners/{learner.pk}/print/", "End of record")
+    assert "earlier words: “Seen crying at break.”" in printed
+    events = AuditEvent.objects.filter(action=Action.CHRONOLOGY_AMENDED)
+    assert events.count() == 2
+    event = events.first()
+    assert event.actor == lead and event.learner == learner
+    assert event.detail["entry"] == entry.pk and "crying" not in str(event.detail)
+
+
 def test_after_a_day_an_entry_cannot_be_amended_only_corrected(lead, learner, monkeypatch):
     client = signed_in(lead)
     entry = written_ago(monkeypatch, lead, learner, timedelta(hours=24, minutes=1))
@@ -81,6 +105,24 @@ def test_after_a_day_an_entry_cannot_be_amended_only_corrected(lead, learner, mo
     entry.refresh_from_db()
     assert entry.text == "Seen crying at break." and entry.edited_at is None
     assert "can no longer be changed" in client.get(amend, follow=True).text
+
+
+def test_words_typed_as_the_day_ran_out_come_back_as_a_correction(lead, learner, monkeypatch):
+    client = signed_in(lead)
+    # The amend page was opened in time; the day ran out while the author typed.
+    entry = written_ago(monkeypatch, lead, learner, timedelta(hours=24, seconds=1))
+
+    response = client.post(
+        f"/safeguarding/entries/{entry.pk}/amend/", {"text": "Seen crying at lunch, alone."}
+    )
+
+    page = response.text
+    assert response.status_code == 200 and "<h1>Add a correction</h1>" in page
+    assert "the day for amending it passed while you wrote" in page
+    assert "Seen crying at lunch, alone.</textarea>" in page
+    assert f'action="/safeguarding/entries/{entry.pk}/correct/"' in page
+    entry.refresh_from_db()
+    assert entry.text == "Seen crying at break." and entry.edited_at is None
 
 
 def test_nobody_amends_another_lead_s_entry(lead, learner):
@@ -146,3 +188,17 @@ def test_reading_the_chronology_is_audited(lead, learner):
     event = AuditEvent.objects.get(action=Action.CHRONOLOGY_VIEWED)
     assert event.actor == lead and event.learner == learner
     assert not AuditEvent.objects.filter(action=Action.CHRONOLOGY_PRINTED).exists()
+
+
+def test_each_showing_of_the_chronology_is_audited_once(lead, learner):
+    client = signed_in(lead)
+    viewed = AuditEvent.objects.filter(action=Action.CHRONOLOGY_VIEWED)
+    chronology(client, learner)
+    assert viewed.count() == 1
+
+    refused = client.post(f"/safeguarding/learners/{learner.pk}/notes/", {"text": ""})
+
+    assert refused.status_code == 200 and "Write the note." in refused.text
+    assert viewed.count() == 2  # the page shown again with the reason is a reading too
+    noted(client, learner, "Seen crying at break.")  # redirected: nothing shown yet
+    assert viewed.count() == 2

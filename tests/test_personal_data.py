@@ -258,6 +258,10 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
         reason=Alert.Reason.ASKED,
         learner=learner,
         acknowledged_at=raised + timedelta(minutes=9),
+        about=Alert.About.HOME,
+        wanted_contact="Mrs Khan",
+        urgent=True,
+        category=Alert.Category.FAMILY,
         **times,
     )
     someone_else = Alert.objects.create(
@@ -277,6 +281,9 @@ def test_erasing_keeps_the_times_of_safeguarding_alerts_but_nothing_that_leads_t
         assert (alert.learner, alert.attempt, alert.values) == (None, None, [])
         assert (alert.raised_at, alert.escalate_at) == (times["raised_at"], times["escalate_at"])
     assert about_result.acknowledged_at == raised + timedelta(minutes=5)
+    # What the pupil said when asking, and the lead's category, were about the child.
+    assert (asked.about, asked.wanted_contact, asked.urgent, asked.category) == ("", "", False, "")
+    assert asked.acknowledged_at == raised + timedelta(minutes=9)
     someone_else.refresh_from_db()
     assert someone_else.learner == other_learner
 
