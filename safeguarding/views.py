@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from accounts.access import (
     learner_required,
     safeguarding_required,
+    staff_name,
     trust_role,
     working_school_ids,
 )
@@ -91,7 +92,9 @@ def alert_acknowledge_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _already_acknowledged(request: HttpRequest, alert: Alert, *, added: bool) -> HttpResponse:
     alert.refresh_from_db()
-    name = {"name": alert.acknowledged_by_username}
+    # Named as the header names staff; the kept username once their account is gone.
+    by = alert.acknowledged_by
+    name = {"name": staff_name(by) if by is not None else alert.acknowledged_by_username}
     if added and alert.learner_id is not None and alert.acknowledged_by_id != request.user.pk:
         message = _(
             "%(name)s had already taken this alert on; your action was added to the chronology."

@@ -49,6 +49,8 @@ def test_a_second_lead_taking_it_on_at_once_adds_their_action_to_the_chronology(
     staff, deputy, learner
 ):
     alert = asked(learner)
+    staff.first_name, staff.last_name = "Sam", "Okafor"
+    staff.save()
     # The first lead took it on, with no category yet, while the deputy's page was open.
     alert_acknowledge(alert=alert, by=staff, address=None, action="Contacted home")
 
@@ -57,8 +59,9 @@ def test_a_second_lead_taking_it_on_at_once_adds_their_action_to_the_chronology(
     )
 
     assert response.status_code == 200
-    assert "had already taken this alert on; your action was added to the chronology" in (
-        response.text
+    assert (
+        "Sam Okafor had already taken this alert on; your action was added to the chronology"
+        in response.text
     )
     theirs = ChronologyEntry.objects.get(author=deputy)
     assert (theirs.alert, theirs.action) == (alert, "Spoke with the pupil")
