@@ -29,7 +29,7 @@ def lesson_board(request: HttpRequest, pk: int) -> HttpResponse:
             "window": window,
             "signed_in": signed_in,
             "pupils": pupils,
-            "card_address": address_to_type(card_address(request)),
+            "card_address": address_to_type(card_address()),
             "refresh_seconds": REFRESH_SECONDS,
         },
     )

@@ -10,7 +10,13 @@ from lessons.models import CardSession, SignInCard
 from lessons.services import group_cards_print, window_close, window_open
 from tests.factories import make_group, make_learner, make_staff, put_in_group
 
-ADDRESS = "http://testserver/card/"
+# The address pupils type: PORTAL_URL without its scheme, whatever host a request came by.
+ADDRESS = "portal.school.example/card/"
+
+
+@pytest.fixture(autouse=True)
+def portal_url(settings):
+    settings.PORTAL_URL = "https://portal.school.example"
 
 
 @pytest.fixture
@@ -62,11 +68,22 @@ def test_the_cards_page_shows_the_sign_in_address_on_the_page_and_on_every_card(
     assert page.count(ADDRESS) >= 3
 
 
-def test_an_https_address_is_shown_as_pupils_type_it(class_2c, teacher):
-    page = client_of(teacher).get(f"/classes/{class_2c.pk}/", secure=True).content.decode()
+def test_the_address_is_the_configured_one_shown_as_pupils_type_it(class_2c, teacher, settings):
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "web-1.internal"]
+    page = (
+        client_of(teacher)
+        .get(f"/classes/{class_2c.pk}/", HTTP_HOST="web-1.internal")
+        .content.decode()
+    )
+    assert '<strong class="address-large">portal.school.example/card/</strong>' in page
+    assert "https://portal.school.example/card/" not in page
+    assert "web-1.internal" not in page
 
-    assert '<strong class="address-large">testserver/card/</strong>' in page
-    assert "https://testserver/card/</strong>" not in page
+    settings.PORTAL_URL = "http://portal.school.lan"
+    page = client_of(teacher).get(f"/classes/{class_2c.pk}/").content.decode()
+
+    assert '<strong class="address-large">portal.school.lan/card/</strong>' in page
+    assert "http://portal.school.lan/card/" not in page
 
 
 def test_the_class_page_shows_the_address_large_and_a_way_to_the_board(class_2c, teacher):

@@ -56,12 +56,13 @@ def test_the_board_counts_pupils_in_by_itself_and_stops_when_sign_in_closes(
     page.close()
 
 
-def test_the_board_works_by_keyboard(browser, live_server, lesson):
+def test_the_board_works_by_keyboard(browser, live_server, lesson, settings):
+    settings.PORTAL_URL = "https://portal.school.example"
     group, teacher = lesson
     page = browser.new_page(viewport={"width": 360, "height": 640})
     browser_sign_in(page, live_server.url, teacher.username)
     page.goto(f"{live_server.url}/classes/{group.pk}/board/")
-    assert page.locator(".board-address").inner_text() == f"{live_server.url}/card/"
+    assert page.locator(".board-address").inner_text() == "portal.school.example/card/"
 
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.textContent") == "Back to the class"
