@@ -1,9 +1,14 @@
 """Lesson sign-in that explains itself: the address on cards and the class page, the board."""
 
+import time
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
+from accounts.idle import LAST_ACTIVITY_SESSION_KEY
 from accounts.models import StaffRole
 from learners.models import Level
 from lessons.models import CardSession, SignInCard
@@ -145,3 +150,32 @@ def test_the_board_is_for_the_classes_own_staff_only(class_2c, teacher):
 
     assert client_of(teacher).get(f"/classes/{class_2c.pk}/board/").status_code == 200
     assert client_of(other).get(f"/classes/{class_2c.pk}/board/").status_code == 404
+
+
+# The board's own requests -------------------------------------------------------------------
+
+
+def test_the_boards_own_requests_keep_no_staff_session_alive(class_2c, teacher, pupils):
+    client = client_of(teacher)
+    session = client.session
+    an_hour_ago = int(time.time()) - 3600
+    session[LAST_ACTIVITY_SESSION_KEY] = an_hour_ago
+    session.save()
+
+    response = client.get(f"/classes/{class_2c.pk}/board/", headers={"X-Not-Activity": "1"})
+
+    assert response.status_code == 200 and "board-status" in response.content.decode()
+    assert client.session[LAST_ACTIVITY_SESSION_KEY] == an_hour_ago
+    assert settings.SESSION_COOKIE_NAME not in response.cookies  # its expiry is not put off
+
+    # The teacher loading the board (or pressing Refresh) is activity.
+    client.get(f"/classes/{class_2c.pk}/board/")
+
+    assert client.session[LAST_ACTIVITY_SESSION_KEY] > an_hour_ago
+
+
+def test_the_boards_script_marks_its_requests_as_not_the_teachers_doing():
+    script = (Path(settings.BASE_DIR) / "static/js/lesson_board.js").read_text()
+
+    assert '"X-Not-Activity": "1"' in script
+    assert 'redirect: "manual"' in script
