@@ -131,6 +131,38 @@ def test_the_board_shows_where_to_go_and_how_many_are_in_never_who(
     assert "site-header" not in page and "tess.teacher" not in page
 
 
+def test_the_board_counts_only_live_sign_ins_through_this_classes_own_window(
+    class_2c, teacher, pupils, cards
+):
+    amy, ben = pupils
+    class_3d = make_group("3D", level=Level.PRIMARY)
+    put_in_group(class_3d, amy)
+    other_window = window_open(group=class_3d, minutes=45, opened_by=teacher, address=None)
+    window = window_open(group=class_2c, minutes=45, opened_by=teacher, address=None)
+    card_of = {p: SignInCard.objects.get(learner=p, voided_at__isnull=True) for p in pupils}
+    # Amy, in both classes, signed in through 3D's sign-in; Ben's session in 2C has ended.
+    amy_in_3d = CardSession.objects.create(
+        card=card_of[amy], learner=amy, window=other_window, device="a laptop"
+    )
+    CardSession.objects.create(
+        card=card_of[ben],
+        learner=ben,
+        window=window,
+        device="a laptop",
+        ended_at=timezone.now(),
+        end_reason=CardSession.EndReason.ENDED_BY_STAFF,
+    )
+    client = client_of(teacher)
+
+    assert '<p class="board-count">0 of 2 signed in</p>' in board(client, class_2c)
+
+    amy_in_3d.ended_at = timezone.now()
+    amy_in_3d.save()
+    CardSession.objects.create(card=card_of[amy], learner=amy, window=window, device="a laptop")
+
+    assert '<p class="board-count">1 of 2 signed in</p>' in board(client, class_2c)
+
+
 def test_the_board_says_when_sign_in_is_closed_and_stops_asking(class_2c, teacher, pupils):
     window_open(group=class_2c, minutes=30, opened_by=teacher, address=None)
     client = client_of(teacher)
