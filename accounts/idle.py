@@ -16,6 +16,11 @@ from accounts.sign_in_throttle import duration_text
 # When the signed-in user last made a request (seconds since the epoch).
 LAST_ACTIVITY_SESSION_KEY = "portal_last_activity"
 
+# Sent by a page's script asking by itself (a board refreshing on the classroom projector):
+# the request keeps no session alive, as a view marked @not_activity. A script can only end
+# its own session sooner this way, never keep it longer.
+NOT_ACTIVITY_HEADER = "X-Not-Activity"
+
 
 def _activity_is_stale(last_activity: int | None, now: int, timeout: int) -> bool:
     # Saving the session is a database write (a commit) on every page view, several
@@ -64,7 +69,8 @@ class IdleSessionMiddleware:
     ends LEARNER_IDLE_TIMEOUT seconds after their last request, checked here against a time
     kept in the session: the session itself lives on, so the next request finds it and can
     say why it was signed out. Staff keep a cookie that expires STAFF_IDLE_TIMEOUT seconds
-    after their last request. Placed after the auth and message middleware.
+    after their last request. A request from a view marked @not_activity, or carrying the
+    NOT_ACTIVITY_HEADER, records nothing. Placed after the auth and message middleware.
     """
 
     def __init__(self, get_response):
@@ -75,6 +81,8 @@ class IdleSessionMiddleware:
             self._sign_out_if_idle(request)
         response = self.get_response(request)
         # After the view: it may have just signed someone in (or out).
+        if request.headers.get(NOT_ACTIVITY_HEADER) == "1":
+            request.not_activity = True
         if request.user.is_authenticated and not getattr(request, "not_activity", False):
             staff = is_staff_member(request.user)
             timeout = settings.STAFF_IDLE_TIMEOUT if staff else settings.LEARNER_IDLE_TIMEOUT

@@ -174,26 +174,21 @@ def group_learners_add_chosen(
     added_by: AbstractBaseUser | None,
     address: str | None,
 ) -> tuple[int, list["Learner"]]:
-    """Add the learners staff chose; return (how many joined, those held back).
+    """Add the learners staff chose; return (how many joined, those of another level held).
 
-    A learner of another level than the group's is held back until staff confirm: a
-    secondary pupil in a primary class is more often a slip than a choice. Raises as
-    group_learners_add, for any learner chosen, before adding anyone.
+    While any learner chosen is of another level than the group's and staff have not
+    confirmed, nobody is added: a secondary pupil in a primary class is more often a slip than
+    a choice, and staff answer for the whole choice at once. Raises as group_learners_add,
+    for any learner chosen, before adding anyone.
     """
     learners = list(learners)
     _refuse_leavers(learners)
-    held = [
-        learner
-        for learner in learners
-        if not other_levels_confirmed and level_differs(group, learner)
-    ]
-    adding = [learner for learner in learners if learner not in held]
-    joined = (
-        group_learners_add(group=group, learners=adding, added_by=added_by, address=address)
-        if adding
-        else 0
-    )
-    return joined, held
+    if not other_levels_confirmed:
+        held = [learner for learner in learners if level_differs(group, learner)]
+        if held:
+            return 0, held
+    joined = group_learners_add(group=group, learners=learners, added_by=added_by, address=address)
+    return joined, []
 
 
 @transaction.atomic

@@ -3,6 +3,8 @@
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
@@ -102,7 +104,11 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:100]
     pick_form = None
     if is_partner_admin(request.user) and query and not group.is_archived:
-        pick_form = LearnerPickForm(candidates=group_candidates(group, query), group=group)
+        # Back from the question about levels: the same learners ticked again.
+        chosen = [pk for pk in request.GET.getlist("learners") if pk.isdigit()]
+        pick_form = LearnerPickForm(
+            candidates=group_candidates(group, query), group=group, initial={"learners": chosen}
+        )
     return render(
         request,
         "learners/groups/detail.html",
@@ -114,43 +120,61 @@ def group_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @archived_refused
 def group_add_learners(request: HttpRequest, pk: int) -> HttpResponse:
-    """Put the chosen learners in the group; ask first about any of another level."""
+    """Put the chosen learners in the group; add nobody till staff confirm another level."""
     group = visible_group_or_404(request.user, pk)
     group_check_open(group)
-    # Only the group's school's learners: another school's id is not a choice.
+    query = request.POST.get("q", "").strip()[:100]
+    search = _search_url(group, query)
+    # Only the group's school's learners: another school's id is not a choice, asked or not.
     candidates = learner_model().objects.registered().filter(school_id=group.school_id)
     form = LearnerPickForm(request.POST, candidates=candidates, group=group)
     if not form.is_valid():
         messages.error(request, " ".join(form.errors.get("learners", [])))
-        return redirect("classes:detail", pk=pk)
+        return redirect(search)
+    chosen = list(form.cleaned_data["learners"])
     try:
         joined, held = group_learners_add_chosen(
             group=group,
-            learners=form.cleaned_data["learners"],
+            learners=chosen,
             other_levels_confirmed=form.cleaned_data["confirm"],
             added_by=request.user,
             address=client_address(request),
         )
     except LearnersLeft as left:
         messages.error(request, _left_message(left))
-        return redirect("classes:detail", pk=pk)
-    if joined or not held:
-        messages.success(
-            request,
-            ngettext(
-                "%(count)d learner added to %(name)s.",
-                "%(count)d learners added to %(name)s.",
-                joined,
-            )
-            % {"count": joined, "name": group.name},
-        )
+        return redirect(search)
     if held:
+        # Nobody added yet: "Go back" returns to the same search with every choice still ticked.
+        back = _search_url(group, query, chosen=sorted(learner.pk for learner in chosen))
         return render(
             request,
             "learners/groups/add_confirm.html",
-            {"group": group, "held": held, "query": request.POST.get("q", "").strip()[:100]},
+            {
+                "group": group,
+                "held": held,
+                "joining": [learner for learner in chosen if learner not in held],
+                "query": query,
+                "back": back,
+            },
         )
-    return redirect("classes:detail", pk=pk)
+    messages.success(
+        request,
+        ngettext(
+            "%(count)d learner added to %(name)s.",
+            "%(count)d learners added to %(name)s.",
+            joined,
+        )
+        % {"count": joined, "name": group.name},
+    )
+    return redirect(search)
+
+
+def _search_url(group, query: str, chosen: list[int] | None = None) -> str:
+    """Return the class page, at its search for `query` (with `chosen` ticked) if there was one."""
+    url = reverse("classes:detail", args=[group.pk])
+    params = [("q", query)] if query else []
+    params += [("learners", pk) for pk in chosen or []]
+    return f"{url}?{urlencode(params)}#add-learners" if params else url
 
 
 def _left_message(left: LearnersLeft) -> str:

@@ -10,8 +10,10 @@ from lessons.qr import address_to_type, card_address
 from lessons.selectors import board_counts
 from lessons.services import window_current
 
-# How often the board's script asks again while sign-in is open.
+# How often the board's script asks again while sign-in is open, and while it is closed (a
+# board put up before the lesson starts counting once the teacher opens sign-in).
 REFRESH_SECONDS = 5
+CLOSED_REFRESH_SECONDS = 20
 
 
 @staff_required
@@ -29,7 +31,8 @@ def lesson_board(request: HttpRequest, pk: int) -> HttpResponse:
             "window": window,
             "signed_in": signed_in,
             "pupils": pupils,
-            "card_address": address_to_type(card_address(request)),
+            "card_address": address_to_type(card_address()),
             "refresh_seconds": REFRESH_SECONDS,
+            "closed_refresh_seconds": CLOSED_REFRESH_SECONDS,
         },
     )

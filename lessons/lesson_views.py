@@ -35,7 +35,7 @@ from schools.models import PartnerSettings
 
 
 def _cards_page(request: HttpRequest, cards: list[PrintedCard], **context) -> HttpResponse:
-    card_url = card_address(request)
+    card_url = card_address()
     printed = [
         (card, qr_svg(f"{card_url}#{card.secret}", label=_("Sign-in QR code"))) for card in cards
     ]

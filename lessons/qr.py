@@ -4,21 +4,22 @@ Nothing is fetched from anywhere else.
 """
 
 import segno
-from django.http import HttpRequest
+from django.conf import settings
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 
-def card_address(request: HttpRequest) -> str:
-    """Return the absolute address of /card/ as this request reached the portal."""
-    # The host the school's own device used: the one its pupils' devices reach too.
-    return request.build_absolute_uri(reverse("lessons:card"))
+def card_address() -> str:
+    """Return the absolute address of /card/ at the portal's configured address (PORTAL_URL)."""
+    # Never the request's host: a teacher's device may reach the portal by an internal name
+    # that pupils' devices cannot, and printed cards and QR codes outlive it for a year.
+    return settings.PORTAL_URL + reverse("lessons:card")
 
 
 def address_to_type(address: str) -> str:
-    """Return the address as a pupil types it: browsers add https:// by themselves."""
-    return address.removeprefix("https://")
+    """Return the address as a pupil types it: browsers add the scheme by themselves."""
+    return address.removeprefix("https://").removeprefix("http://")
 
 
 def qr_svg(text: str, *, label: str) -> SafeString:

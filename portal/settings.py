@@ -648,8 +648,9 @@ vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="partner-portal@localhost")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=20)
-# The portal's address as staff reach it, for the link in an alert email (which a worker
-# sends, with no request to take the host from).
+# The portal's address as pupils and staff reach it: the link in an alert email (which a
+# worker sends, with no request to take the host from) and the sign-in address printed on
+# cards and QR codes (never a request's host, which may be an internal name).
 PORTAL_URL = env("PORTAL_URL", default="http://127.0.0.1:8000").rstrip("/")
 # An alert email that could not be sent is tried again this many times, backing off from
 # ALERT_EMAIL_RETRY_BASE seconds (doubling, at most 30 minutes between tries); a failure shows

@@ -73,9 +73,11 @@ def assert_refused_revealing_nothing(page, *secrets: str) -> None:
 
 
 def test_a_printed_card_scanned_by_a_camera_signs_in_only_in_an_open_lesson(
-    browser, live_server, access_log, tmp_path
+    browser, live_server, access_log, tmp_path, settings
 ):
     base = live_server.url
+    # PORTAL_URL is the address pupils reach: here, the live server.
+    settings.PORTAL_URL = base
     group = make_group("2C", level=Level.PRIMARY)
     teacher = make_staff("tess.teacher", role=StaffRole.TEACHER, groups=[group])
     amy, bea = make_learner("amy.pupil", "u-amy"), make_learner("bea.pupil", "u-bea")

@@ -151,9 +151,15 @@ def test_printing_again_gives_the_same_cards_kept_encrypted_never_in_plain_text(
 
 
 def test_the_qr_code_holds_the_card_address_with_the_secret_after_the_hash(
-    class_2c, teacher, pupils
+    class_2c, teacher, pupils, settings
 ):
-    page = signed_in(teacher).get(f"/classes/{class_2c.pk}/cards/").content.decode()
+    settings.PORTAL_URL = "https://portal.school.example"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "web-1.internal"]
+    page = (
+        signed_in(teacher)
+        .get(f"/classes/{class_2c.pk}/cards/", HTTP_HOST="web-1.internal")
+        .content.decode()
+    )
     card = SignInCard.objects.get(learner=pupils[0])
 
     from lessons.card_secrets import unseal
@@ -162,8 +168,10 @@ def test_the_qr_code_holds_the_card_address_with_the_secret_after_the_hash(
     # The SVG encodes the URL; check what was encoded by drawing it again.
     from lessons.qr import qr_svg
 
-    expected = qr_svg(f"http://testserver/card/#{secret}", label="Sign-in QR code")
+    # The full configured address, scheme and all, never the host this request came by.
+    expected = qr_svg(f"https://portal.school.example/card/#{secret}", label="Sign-in QR code")
     assert str(expected) in page
+    assert "web-1.internal" not in page
 
 
 def test_only_the_groups_staff_and_admins_print_its_cards(class_2c, pupils, teacher):
@@ -439,7 +447,11 @@ def test_the_teacher_ends_one_pupils_session_from_the_lesson(
     assert AuditEvent.objects.filter(action=Action.CARD_SESSION_ENDED, learner=pupils[0]).exists()
 
 
-def test_the_roster_shows_who_is_in_where_and_how_far(class_2c, teacher, cards, lesson, pupils):
+def test_the_roster_shows_who_is_in_where_and_how_far(
+    class_2c, teacher, cards, lesson, pupils, settings
+):
+    # Not the default 127.0.0.1:8000: the device's address (127.0.0.1) must not show.
+    settings.PORTAL_URL = "https://portal.school.example"
     amy, ben = pupils
     card_in(device(), secret=cards["Amy"].secret)
     attempt = make_attempt(amy)

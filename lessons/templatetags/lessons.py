@@ -28,7 +28,7 @@ def lesson_panel(context, group) -> dict:
         "shown": True,
         "group": group,
         **roster_context(window),
-        "card_address": address_to_type(card_address(request)),
+        "card_address": address_to_type(card_address()),
         # The minutes chosen for this lesson (or the last one), not a fixed hour.
         "open_form": WindowOpenForm(
             initial={"minutes": minutes_to_offer(group, window, max_minutes)},
