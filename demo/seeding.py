@@ -32,7 +32,7 @@ from followups.services import followup_due_date, followup_update
 from learners.models import Learner, Level
 from learners.services import RegistrationFailed, learner_register
 from safeguarding.entries import entry_add_action
-from safeguarding.forms import DEFAULT_ACTIONS
+from safeguarding.forms import SPOKE_WITH_THE_PUPIL
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import escalation_deadline
 from schools.context import working_in
@@ -128,19 +128,29 @@ def demo_staff_members(*, demo_staff: AbstractBaseUser, trust: DemoTrust) -> lis
 
 # One group per level, as a school or college would name them (the primary's in the primary).
 DEMO_GROUPS = {
-    Level.PRIMARY: ("Year 5 Oak", "class"),
-    Level.SECONDARY: ("10B", "class"),
-    Level.FURTHER_EDUCATION: ("FE tutor group 1", "tutor"),
+    Level.PRIMARY: ("Year 5 Oak", "class", "Mr Lewis, your class teacher"),
+    Level.SECONDARY: ("10B", "class", "Ms Ahmed, your form tutor"),
+    Level.FURTHER_EDUCATION: ("FE tutor group 1", "tutor", ""),
+}
+# Who a pupil can ask for at each school: "I want to talk to someone" offers them by name.
+DEMO_SCHOOL_CONTACTS = {
+    Level.PRIMARY: "Mrs Okafor, who keeps children safe, in the office",
+    Level.SECONDARY: "Ms Morgan, our safeguarding lead, in room 12",
 }
 
 
 def _demo_groups_seed(usernames: list[str], *, staff: AbstractBaseUser, trust: DemoTrust) -> None:
     """Put the demo learners in a group of their level, so the class pages show something."""
-    for level, (name, kind) in DEMO_GROUPS.items():
+    for level, contact in DEMO_SCHOOL_CONTACTS.items():
+        settings = PartnerSettings.load(trust.school_for(level).pk)
+        if not settings.school_contact:
+            settings.school_contact = contact
+            settings.save()
+    for level, (name, kind, contact) in DEMO_GROUPS.items():
         school = trust.school_for(level)
         with working_in(school.pk):
             group = SchoolGroup.objects.filter(name=name, school=school).first() or group_create(
-                name=name, level=level, kind=kind, created_by=staff, address=None
+                name=name, level=level, kind=kind, contact=contact, created_by=staff, address=None
             )
         group_learners_add(
             group=group,
@@ -327,7 +337,7 @@ def _acknowledge_alerts(lead, rng, now: datetime, summary: SeedSummary) -> None:
         )
         # What the lead did, as the chronology shows it (dated when they took it on).
         alert.category = category
-        entry = entry_add_action(alert=alert, by=lead, action=str(DEFAULT_ACTIONS[0]))
+        entry = entry_add_action(alert=alert, by=lead, action=str(SPOKE_WITH_THE_PUPIL))
         ChronologyEntry.objects.filter(pk=entry.pk).update(created_at=acknowledged_at)
 
 

@@ -55,9 +55,13 @@ class TalkForm(forms.Form):
             )
 
 
-# The portal's usual actions, offered before the school's own (PartnerSettings).
+# What a lead most often did about a concern (the demo's acknowledgements say it too).
+SPOKE_WITH_THE_PUPIL = gettext_lazy("Spoke with the pupil")
+# The portal's usual actions, offered before the school's own (PartnerSettings). The first is
+# for a lead taking a concern on before anything could be done yet.
 DEFAULT_ACTIONS = (
-    gettext_lazy("Spoke with the pupil"),
+    gettext_lazy("Will speak with the pupil"),
+    SPOKE_WITH_THE_PUPIL,
     gettext_lazy("Contacted home"),
     gettext_lazy("Referred to early help"),
     gettext_lazy("Referred to children's services (MASH)"),
