@@ -73,6 +73,10 @@ def demo_account(username: str, *, password: str | None = None, email: str = "",
         user.set_unusable_password()
     if email and user.email != email:
         user.email = email
+    # A demo seeded before its staff had names gets them: pages name staff as schools do.
+    for field, value in names.items():
+        if not getattr(user, field):
+            setattr(user, field, value)
     user.is_active = True
     user.save()
     user.groups.add(Group.objects.get_or_create(name=STAFF_GROUP)[0])
@@ -86,15 +90,27 @@ def demo_trust_staff(trust: DemoTrust, *, password: str | None = None) -> dict[s
     """
     both = (trust.secondary, trust.primary)
     accounts = {
-        DEMO_USERNAME: (StaffRole.DSL, both, DEMO_DSL_EMAIL),
-        DEMO_ADMIN_USERNAME: (StaffRole.ADMIN, both, ""),
-        PRIMARY_LEAD_USERNAME: (StaffRole.DSL, (trust.primary,), PRIMARY_LEAD_EMAIL),
-        TRUST_ADMIN_USERNAME: (StaffRole.TRUST_ADMIN, (), ""),
-        TRUST_LEAD_USERNAME: (StaffRole.TRUST_SAFEGUARDING_LEAD, (), TRUST_LEAD_EMAIL),
+        DEMO_USERNAME: (StaffRole.DSL, both, DEMO_DSL_EMAIL, ("Alex", "Morgan")),
+        DEMO_ADMIN_USERNAME: (StaffRole.ADMIN, both, "", ("Priya", "Shah")),
+        PRIMARY_LEAD_USERNAME: (
+            StaffRole.DSL,
+            (trust.primary,),
+            PRIMARY_LEAD_EMAIL,
+            ("Helen", "Okafor"),
+        ),
+        TRUST_ADMIN_USERNAME: (StaffRole.TRUST_ADMIN, (), "", ("Chris", "Lee")),
+        TRUST_LEAD_USERNAME: (
+            StaffRole.TRUST_SAFEGUARDING_LEAD,
+            (),
+            TRUST_LEAD_EMAIL,
+            ("Jo", "Bennett"),
+        ),
     }
     users = {}
-    for username, (role, schools, email) in accounts.items():
-        user = demo_account(username, password=password, email=email)
+    for username, (role, schools, email, (first, last)) in accounts.items():
+        user = demo_account(
+            username, password=password, email=email, first_name=first, last_name=last
+        )
         _roles_give(user, role, schools)
         users[username] = user
     return users
