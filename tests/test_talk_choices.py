@@ -183,6 +183,19 @@ def test_a_primary_pupil_who_feels_unsafe_is_told_to_find_a_grown_up_now(learner
 
 
 @pytest.mark.django_db
+def test_a_primary_pupil_is_told_the_grown_ups_know_as_the_form_promised(learner):
+    learner.level = Level.PRIMARY
+    learner.save(update_fields=["level"])
+    client = signed_in(learner.user)
+    assert "We will tell the grown-ups" in client.get(TALK).content.decode()
+
+    html = client.post(TALK, {"about": "friends"}).content.decode()
+
+    assert "<h1>We have told the grown-ups</h1>" in html
+    assert "the staff" not in html[html.index("<main") :]
+
+
+@pytest.mark.django_db
 def test_a_plain_request_shows_what_happens_next_first(learner):
     html = signed_in(learner.user).post(TALK).content.decode()
 
