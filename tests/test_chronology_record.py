@@ -80,6 +80,8 @@ def test_every_amendment_keeps_the_earlier_words_and_is_audited_without_them(
     page = response.text
     assert response.status_code == 200 and "Seen crying at lunch, alone." in page
     assert page.count("; earlier words:") == 2
+    # One line per amendment, saying who and when, not a second "amended" line beside it.
+    assert page.count("Amended by its author at") == 2
     assert "earlier words: “Seen crying at break.”" in page
     assert "earlier words: “Seen crying at lunch.”" in page
     printed = page_showing(client, f"/safeguarding/learners/{learner.pk}/print/", "End of record")
