@@ -89,3 +89,20 @@ def test_close_and_keep_open_stand_on_one_line(browser, live_server):
     assert abs(bottom(page, close) - bottom(page, keep)) <= 1
     assert abs(bottom(page, close) - bottom(page, "#id_minutes")) <= 1
     page.close()
+
+
+def test_the_minutes_to_open_for_and_open_sign_in_stand_together(browser, live_server):
+    group = make_group("2C", level=Level.PRIMARY)
+    teacher = make_staff("tess.teacher", role=StaffRole.TEACHER, groups=[group])
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    browser_sign_in(page, live_server.url, teacher.username)
+    page.goto(f"{live_server.url}/classes/{group.pk}/")
+
+    button = page.get_by_role("button", name="Open sign-in")
+    assert button.is_visible()
+    minutes = page.locator("#id_minutes").bounding_box()
+    opens = button.bounding_box()
+    # Beside the box it belongs to, not pushed to the far edge of the page.
+    assert 0 <= opens["x"] - (minutes["x"] + minutes["width"]) <= 48
+    assert abs(bottom(page, "#id_minutes") - (opens["y"] + opens["height"])) <= 1
+    page.close()
