@@ -3,8 +3,8 @@
 The chronology and its printed record once an entry is amended and another corrects it, the
 correction form a late amendment becomes, the alert page for a test alert, an erased learner
 and a lead who was beaten to it, the talk pages of a primary pupil and a plain request, and
-the hold page in each of its wordings. The pages are the URL names test_accessibility.py
-already reaches; these are their further states.
+the hold page in each of its wordings. The pages are URL names test_accessibility.py
+already reaches (its coverage check counts those); these are their further states.
 """
 
 from datetime import timedelta
@@ -19,8 +19,8 @@ from privacy.holds import records_hold_place
 from safeguarding.entries import entry_add_note
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import alert_acknowledge
+from tests.browsing import browser_sign_in, violations
 from tests.factories import make_learner, make_staff
-from tests.test_accessibility import assert_accessible, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -30,6 +30,17 @@ def viewport(request) -> dict:
     """Each page is checked at a laptop's size and a phone's, as test_accessibility.py does."""
     width, height = request.param
     return {"width": width, "height": height}
+
+
+def assert_accessible(page, state: str) -> None:
+    problems = violations(page)
+    assert not problems, f"{state} ({page.url}):\n  " + "\n  ".join(problems)
+
+
+def sign_in(browser, live_server, user, viewport):
+    page = browser.new_page(viewport=viewport)
+    browser_sign_in(page, live_server.url, user.username)
+    return page
 
 
 def submit(page, selector: str = "main form button[type=submit]") -> None:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import alert_acknowledge
 from tests.factories import PASSWORD
-from tests.test_keyboard import (
+from tests.keyboard_support import (
     describe,
     focus_is,
     focused,
