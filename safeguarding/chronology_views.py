@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import safeguarding_required, trust_role, working_school_ids
 from accounts.models import StaffRole
@@ -76,6 +76,7 @@ def _chronology_page(request: HttpRequest, learner: Learner, **context) -> HttpR
 
 
 @safeguarding_required
+@require_GET
 @step_up_required
 def chronology(request: HttpRequest, learner_pk: int) -> HttpResponse:
     """Show a child's safeguarding chronology, newest first (audited)."""
@@ -83,6 +84,7 @@ def chronology(request: HttpRequest, learner_pk: int) -> HttpResponse:
 
 
 @safeguarding_required
+@require_GET
 @step_up_required
 def chronology_print(request: HttpRequest, learner_pk: int) -> HttpResponse:
     """Show the chronology as the child's safeguarding record, to print (audited)."""

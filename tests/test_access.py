@@ -261,8 +261,12 @@ EXPECTED: dict[str, dict[str, Row]] = {
         "POST": staff_row(dsl="-> /safeguarding/alerts/<alert>/"),
     },
     # A child's safeguarding chronology and its printed record: the leads only (never admins).
-    "safeguarding:chronology": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
-    "safeguarding:chronology_print": {"GET": SAFEGUARDING_PAGE, "POST": SAFEGUARDING_PAGE},
+    # Reading (and printing) the record is audited: only a GET is a reading of it.
+    "safeguarding:chronology": {"GET": SAFEGUARDING_PAGE, "POST": staff_row(dsl=NOT_ALLOWED)},
+    "safeguarding:chronology_print": {
+        "GET": SAFEGUARDING_PAGE,
+        "POST": staff_row(dsl=NOT_ALLOWED),
+    },
     # An empty note re-shows the chronology with the error.
     "safeguarding:add_note": {"GET": staff_row(dsl=NOT_ALLOWED), "POST": SAFEGUARDING_PAGE},
     # The DSL's own entry of today: amending or correcting it shows the form (an empty POST

@@ -9,7 +9,8 @@ from django.utils import timezone
 from accounts.models import StaffRole
 from followups.models import FollowUp
 from followups.services import followup_open_for_learner_request
-from safeguarding.models import Alert
+from safeguarding.models import Alert, ChronologyEntry
+from safeguarding.services import alert_acknowledge
 from schools.models import School, first_school_id
 from tests.factories import make_learner, make_staff
 from tests.journeys import page_showing
@@ -112,3 +113,40 @@ def test_a_trust_lead_reads_the_chronology_of_a_child_whose_alert_escalated_to_t
     # A school's own lead gains nothing from another school's escalation.
     home_lead = make_staff("hal.lead", role=StaffRole.DSL, school=home)
     assert signed_in(home_lead).get(f"/safeguarding/learners/{escalated.pk}/").status_code == 404
+
+
+def test_a_trust_lead_writes_in_an_escalated_child_s_record_and_other_trust_roles_cannot(bravo):
+    home = School.objects.get(pk=first_school_id())
+    trust_lead = make_staff("tia.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD)
+    escalated = make_learner("bea.bravo", "u-bea", school=bravo)
+    alert = asked(escalated, escalated_at=timezone.now(), school=bravo)
+    alert_acknowledge(
+        alert=alert, by=trust_lead, address=None, action="Contacted home", category="wellbeing"
+    )
+    first = ChronologyEntry.objects.get(alert=alert)
+    client = signed_in(trust_lead, home)
+    record = f"/safeguarding/learners/{escalated.pk}/"
+
+    noted = client.post(f"{record}notes/", {"text": "Rang Bravo's lead."})
+    assert (noted.status_code, noted.url) == (302, record)
+    note = ChronologyEntry.objects.get(learner=escalated, text="Rang Bravo's lead.")
+    amended = client.post(f"/safeguarding/entries/{note.pk}/amend/", {"text": "Rang Bravo."})
+    assert (amended.status_code, amended.url) == (302, record)
+    note.refresh_from_db()
+    assert note.text == "Rang Bravo." and note.edited_at is not None
+    corrected = client.post(f"/safeguarding/entries/{first.pk}/correct/", {"text": "By email."})
+    assert (corrected.status_code, corrected.url) == (302, record)
+    assert ChronologyEntry.objects.get(corrects=first).text == "By email."
+    acted = client.post(
+        f"/safeguarding/alerts/{alert.pk}/actions/", {"action": "Spoke with the pupil"}
+    )
+    assert (acted.status_code, acted.url) == (302, f"/safeguarding/alerts/{alert.pk}/")
+    assert ChronologyEntry.objects.filter(alert=alert, action="Spoke with the pupil").exists()
+    assert "By email." in chronology_page(client, escalated)
+
+    for role in (StaffRole.TRUST_ADMIN, StaffRole.TRUST_VIEWER):
+        other = signed_in(make_staff(f"{role}.person", role=role), home)
+        assert other.get(record).status_code == 404, role
+        assert other.get(f"{record}print/").status_code == 404, role
+        assert other.post(f"{record}notes/", {"text": "Not theirs."}).status_code == 404, role
+    assert not ChronologyEntry.objects.filter(text="Not theirs.").exists()
