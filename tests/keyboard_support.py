@@ -195,6 +195,16 @@ def choose(page, position: int, choice: int, where: str) -> None:
     )
 
 
+def choose_option(page, select: str, value: str, where: str, limit: int = 20) -> None:
+    """From the focused menu `select`, press the down arrow until `value` is chosen."""
+    for _ in range(limit):
+        if page.evaluate("(s) => document.querySelector(s).value", select) == value:
+            assert focus_is(page, select), f"{where}: focus left {select}"
+            return
+        press(page, "ArrowDown", where)
+    raise AssertionError(f"{where}: the down arrow never chose {value} in {select}")
+
+
 def sign_in_with_keyboard(page, username: str, password: str) -> None:
     """Type a username and password into the sign-in form and press Enter."""
     where = "sign-in page"

@@ -1,7 +1,7 @@
 """The class filter, the class page, its board and adding learners, with the keyboard alone.
 
 Tab, Shift+Tab, Enter, Space and the arrows (and typing into a focused box): no clicks and no
-filling. Every focus move must show, on screen (tests/keyboard_steps.py).
+filling. Every focus move must show, on screen (tests/keyboard_support.py).
 """
 
 from urllib.parse import parse_qs, urlsplit
@@ -23,7 +23,7 @@ from tests.factories import (
     make_staff,
     put_in_group,
 )
-from tests.keyboard_steps import (
+from tests.keyboard_support import (
     choose_option,
     focus_is,
     press,
