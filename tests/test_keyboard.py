@@ -413,8 +413,8 @@ def test_a_lead_takes_a_concern_on_and_reads_the_chronology_with_the_keyboard_al
     press(page, "Tab", where)  # the summary's first link
     press(page, "Enter", where)  # to the field it names
     assert focus_is(page, "#id_action"), describe(focused(page))
-    press(page, "ArrowDown", where)
-    assert page.input_value("#id_action") == "Spoke with the pupil"
+    press(page, "ArrowDown", where)  # the first action: taking it on, before doing anything
+    assert page.input_value("#id_action") == "Will speak with the pupil"
     tab_to_next(page, "#id_category", where)
     press(page, "ArrowDown", where)
     tab_to_next(page, "#id_note", where)
@@ -426,6 +426,7 @@ def test_a_lead_takes_a_concern_on_and_reads_the_chronology_with_the_keyboard_al
     tab_until(page, "main a[href^='/safeguarding/learners/']", "the alert, taken on")
     press_and_load(page)
     chronology = page.inner_text("main")
-    assert "Spoke with the pupil" in chronology and "Talked at break; settled." in chronology
+    assert "Will speak with the pupil" in chronology
+    assert "Talked at break; settled." in chronology
     assert_visual_order(tab_round(page, "the chronology"), "the chronology")
     page.close()

@@ -85,6 +85,7 @@ def test_a_lead_adds_an_action_to_a_concern_taken_on_with_the_keyboard_alone(
     where = "an alert taken on"
     tab_until(page, "#id_action", where)
     press(page, "ArrowDown", where)
+    press(page, "ArrowDown", where)  # past "Will speak with the pupil": it was done
     assert page.input_value("#id_action") == "Spoke with the pupil"
     tab_to_next(page, "#id_note", where)
     page.keyboard.type("Checked in after lunch.")
