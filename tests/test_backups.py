@@ -80,7 +80,7 @@ def restored_database_url():
 
 def cohort(settings) -> tuple:
     """Learners with attempts, results and audit rows; a DSL who can sign in for real."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    settings.PASSWORD_HASHERS = ["accounts.hashers.PortalArgon2PasswordHasher"]
     dsl = make_staff("bea.backup", STAFF_PASSWORD)
     learners = [make_learner(f"pupil.{n}", f"u-restore-{n}") for n in ("ada", "bo", "cy")]
     results = [

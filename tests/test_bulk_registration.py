@@ -728,10 +728,10 @@ def test_passwords_waiting_to_be_sent_are_encrypted(staff_client):
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_runs_an_import_to_completion(staff, upstream, settings):
     settings.TASKS = DATABASE_TASKS
-    # The worker hashes with the real (slow) hasher: let this process check such a hash.
+    # The worker hashes with the portal's own hasher: let this process check such a hash.
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.MD5PasswordHasher",
-        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "accounts.hashers.PortalArgon2PasswordHasher",
     ]
     job = checked_file(staff, 6)
     staff_client = Client()
@@ -759,7 +759,7 @@ def test_a_worker_killed_mid_row_leaves_it_unknown_and_a_new_one_sends_the_rest(
     settings.TASKS = DATABASE_TASKS
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.MD5PasswordHasher",
-        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "accounts.hashers.PortalArgon2PasswordHasher",
     ]
     # The first row's call is read upstream, then never answered: its worker dies waiting.
     upstream.state.faults.add_spec("create-learner=hang:seconds=120,times=1")

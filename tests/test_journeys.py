@@ -389,10 +389,10 @@ IMPORT_FILE = (
 def test_staff_register_a_class_from_a_file_and_watch_it_finish(
     person, live_server, upstream, staff, start_worker, settings
 ):
-    # The worker hashes the passwords with the real hasher: let the portal check such a hash.
+    # The worker hashes with the portal's own hasher: let this process check such a hash.
     settings.PASSWORD_HASHERS = [
         "django.contrib.auth.hashers.MD5PasswordHasher",
-        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "accounts.hashers.PortalArgon2PasswordHasher",
     ]
     # One worker, so one row at a time, each taking a moment upstream: the bar has time to move.
     upstream.state.faults.add("create-learner", "latency", ms=3000)

@@ -5,8 +5,8 @@ import re
 import threading
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from accounts.hashers import PortalArgon2PasswordHasher
 from accounts.models import StaffRole
 from tests.factories import PASSWORD, make_learner, make_staff
 from tests.own_redis import own_redis
@@ -20,7 +20,7 @@ TOKEN = "metrics-token-for-this-test"
 
 def with_portal_hash(user) -> None:
     """Give the account a password the portal process's own (default) hashers can check."""
-    hasher = PBKDF2PasswordHasher()
+    hasher = PortalArgon2PasswordHasher()
     user.password = hasher.encode(PASSWORD, hasher.salt())
     user.save()
 

@@ -1,8 +1,8 @@
 """Two real processes sharing Redis agree: sign-in locks, the open circuit, sessions, the user."""
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from accounts.hashers import PortalArgon2PasswordHasher
 from tests.factories import PASSWORD, make_learner
 from tests.shared_redis import Browser, free_port, shared_redis
 
@@ -22,7 +22,7 @@ def dead_upstream() -> str:
 def pupil():
     """A learner whose password the portal processes' own (default) hasher can check."""
     learner = make_learner("remy.redis", "u-remy")
-    hasher = PBKDF2PasswordHasher()
+    hasher = PortalArgon2PasswordHasher()
     learner.user.password = hasher.encode(PASSWORD, hasher.salt())
     learner.user.save()
     return learner
