@@ -31,8 +31,9 @@ from pathlib import Path
 from bench.loadtest import cluster as processes
 from bench.loadtest import faults as made_faults
 from bench.loadtest import prepare, report
-from bench.loadtest.browser import Browser, Recorder
-from bench.loadtest.journeys import Staff, run_people, spread
+from bench.loadtest.browser import Recorder
+from bench.loadtest.cpu import CpuSampler
+from bench.loadtest.journeys import Load, spread
 
 DEFAULT_DATABASE_URL = "postgres://root@127.0.0.1:5432/portal_loadtest"
 DEFAULT_CACHE_URL = "redis://127.0.0.1:6379/4"
@@ -176,30 +177,38 @@ def run(
     think = seconds * JOURNEY_SHARE / THINK_STEPS
     recorder = Recorder()
     starts = spread(len(people.learners), seconds * START_SHARE)
-    outcomes, threads = run_people(
-        recorder, "127.0.0.1", port, list(zip(people.learners, starts, strict=True)),
-        people.password, think, stop,
-    )  # fmt: skip
-    for index, username in enumerate(people.staff):
-        staff = Staff(Browser("127.0.0.1", port, recorder), think * 2, stop, seed=1000 + index)
-        threading.Thread(target=staff.run, args=(username, people.password), daemon=True).start()
+    load = Load(
+        recorder,
+        ("127.0.0.1", port),
+        list(zip(people.learners, starts, strict=True)),
+        people.staff,
+        people.password,
+        think,
+    )
+    sampler = CpuSampler(cpu_roles(cluster))
+    sampler.start()
+    load.start()
 
     fault_plan = made_faults.FaultPlan(services, recorder, seconds) if services else None
     if fault_plan is not None:
         threading.Thread(target=fault_plan.run, args=(stop,), daemon=True).start()
     window = None
     kill_note = "no kill"
-    if not args.no_kill:
-        _sleep_until(recorder, seconds / 2)
-        window, kill_note = _kill_and_restart(cluster, recorder)
-    deadline = seconds + max(60.0, seconds * 0.2)
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - recorder.now()))
-    elapsed = recorder.now()
-    if fault_plan is not None:
-        fault_plan.finished.wait(timeout=120)  # a short run may end before the last fault
+    try:
+        if not args.no_kill:
+            _sleep_until(recorder, seconds / 2)
+            window, kill_note = _kill_and_restart(cluster, recorder)
+        deadline = seconds + max(60.0, seconds * 0.2)
+        load.learners_done.wait(timeout=max(0.0, deadline - recorder.now()))
+        elapsed = recorder.now()
+        if fault_plan is not None:
+            fault_plan.finished.wait(timeout=120)  # a short run may end before the last fault
+    finally:
+        load.stop()
+    cpu = sampler.stop()
     dead = cluster.dead()
     stop.set()
+    outcomes = load.outcomes
     sent = {o.assessment_id: set(o.saved.values()) for o in outcomes if o.sent}
     upstream = report.check_upstream(sent, _sandbox_report(cluster.ports["sandbox"]))
     _print_portal_states(outcomes)
@@ -213,7 +222,25 @@ def run(
         kill_note=kill_note,
         faults=fault_plan.faults if fault_plan is not None else [],
         dead=dead,
+        cpu={**cpu, "load generator": load.cpu_seconds},
+        load_average=sampler.load_averages,
     )
+
+
+def cpu_roles(cluster: processes.Cluster):
+    """Return how the sampler tells the run's processes apart, by process group and name."""
+
+    def groups(*names: str):
+        return lambda group, name: group in cluster.groups(names)
+
+    return {
+        "web (gunicorn)": groups("web-a", "web-b"),
+        "workers and sweep": groups("worker-1", "worker-2", "imports", "media", "sweep"),
+        "PostgreSQL": lambda group, name: name == "postgres",
+        "Redis": lambda group, name: name.startswith("redis-server"),
+        "nginx": groups("nginx"),
+        "sandbox": groups("sandbox"),
+    }
 
 
 def _kill_and_restart(cluster: processes.Cluster, recorder: Recorder):

@@ -145,6 +145,10 @@ class Cluster:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
 
+    def groups(self, names: tuple[str, ...]) -> set[int]:
+        """Return the process groups of the named processes (each leads its own)."""
+        return {self.processes[name].pid for name in names if name in self.processes}
+
     def dead(self) -> list[str]:
         """Return the names of processes that stopped by themselves."""
         return [name for name, process in self.processes.items() if process.poll() is not None]

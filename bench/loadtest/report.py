@@ -221,6 +221,51 @@ class RunFigures:
     kill_note: str = ""
     faults: list[Fault] = field(default_factory=list)  # FAULTS=1 only
     dead: list[str] = field(default_factory=list)  # processes that stopped by themselves
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds by process role
+    load_average: tuple[float, float, float] | None = None  # 1-minute: start, highest, end
+
+
+# The portal's own processes, whose CPU a journey costs (not the sandbox or the generator).
+PORTAL_ROLES = ("web (gunicorn)", "workers and sweep")
+
+
+def cpu_rows(figures: RunFigures) -> list[Row]:
+    """Return the rows of the CPU the run's processes spent, per journey and in all."""
+    if not figures.cpu:
+        return []
+    portal = sum(figures.cpu.get(role, 0.0) for role in PORTAL_ROLES)
+    journeys = max(figures.completed, 1)
+    database = figures.cpu.get("PostgreSQL", 0.0)
+    per_journey = f"{portal / journeys:.3f} s"
+    if database:
+        per_journey += f" (PostgreSQL {database / journeys:.3f} s more)"
+    spent = "; ".join(f"{role} {seconds:.0f} s" for role, seconds in figures.cpu.items())
+    generator = figures.cpu.get("load generator", 0.0)
+    rows: list[Row] = [
+        (
+            f"portal CPU per completed journey (web + workers, over {figures.completed:,})",
+            per_journey,
+            "",
+            "",
+        ),
+        (
+            "CPU seconds over the run, by process",
+            f"{spent}; the generator used {generator / max(figures.seconds, 1e-9):.0%} of a core",
+            "",
+            "",
+        ),
+    ]
+    if figures.load_average is not None:
+        start, highest, end = figures.load_average
+        rows.append(
+            (
+                "load average (1 min): at the start / highest / at the end",
+                f"{start:.1f} / {highest:.1f} / {end:.1f}",
+                "",
+                "",
+            )
+        )
+    return rows
 
 
 Row = tuple[str, str, str, str]
@@ -299,7 +344,7 @@ def table_rows(figures: RunFigures) -> list[Row]:
             _verdict(upstream.answers_lost == 0),
         )
     )
-    return rows
+    return rows + cpu_rows(figures)
 
 
 def render_table(rows: list[Row]) -> str:
