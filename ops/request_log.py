@@ -2,14 +2,17 @@
 
 The outermost middleware: it takes a trusted proxy's X-Request-ID or makes an id
 (ops.request_context), returns it in the response's X-Request-ID, and logs the method, the
-route pattern (never the ids in the path), the status, the time taken and the role (never a
-username) on the logger `portal.requests`; it counts the same in ops.metrics. Every line
-logged meanwhile (upstream calls, a 500's traceback, tasks run at once) carries the same id.
+route pattern (never the ids in the path), the status, the time taken, the CPU time its
+thread spent and the database queries it made (what a request costs, for sizing:
+bench/README.md), and the role (never a username) on the logger `portal.requests`; it counts
+the same in ops.metrics. Every line logged meanwhile (upstream calls, a 500's traceback, tasks
+run at once) carries the same id.
 """
 
 import logging
 import time
 
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 
 from accounts.access import learner_account, staff_role
@@ -32,9 +35,11 @@ class RequestLogMiddleware:
         request_id = request_id_for(request)
         request.request_id = request_id
         started = time.perf_counter()
+        request.cpu_started = time.thread_time()
+        request.queries = _QueryCount()
         metrics.REQUESTS_IN_PROGRESS.inc()
         try:
-            with bound_request_id(request_id):
+            with bound_request_id(request_id), connection.execute_wrapper(request.queries):
                 try:
                     response = self.get_response(request)
                 except Exception:
@@ -62,22 +67,39 @@ class RequestLogMiddleware:
         status = response.status_code
         role = role_of(request)
         duration_ms = round(seconds * 1000, 1)
+        cpu_ms = round((time.thread_time() - request.cpu_started) * 1000, 1)
+        queries = request.queries.count
         logger.log(
             logging.WARNING if status >= 500 else logging.INFO,
-            "%s %s %s %.1f ms role=%s",
+            "%s %s %s %.1f ms (cpu %.1f ms, %d queries) role=%s",
             request.method,
             route,
             status,
             duration_ms,
+            cpu_ms,
+            queries,
             role,
             extra={
                 "method": request.method,
                 "route": route,
                 "status": status,
                 "duration_ms": duration_ms,
+                "cpu_ms": cpu_ms,
+                "queries": queries,
                 "role": role,
             },
         )
+
+
+class _QueryCount:
+    """Counts the queries a request sends to the database (a connection execute wrapper)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.count += 1
+        return execute(sql, params, many, context)
 
 
 def route_of(request: HttpRequest) -> str:

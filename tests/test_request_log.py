@@ -93,6 +93,18 @@ def test_the_json_line_has_the_request_fields(client):
     assert {"time", "level", "logger", "message"} <= set(line)
 
 
+def test_the_line_says_what_the_request_cost(client):
+    staff = make_staff("cora.cost", role=StaffRole.DSL)
+    client.force_login(staff)
+    with console_output() as output:
+        response = client.get("/learners/")
+    assert response.status_code == 200
+    (line,) = request_lines(output)
+    assert line["route"] == "/learners/"
+    assert isinstance(line["queries"], int) and line["queries"] >= 2  # the user, the learners
+    assert isinstance(line["cpu_ms"], float) and 0 < line["cpu_ms"] <= line["duration_ms"] + 1
+
+
 def test_the_plain_line_reads_as_a_sentence_with_the_id(client):
     with console_output("plain") as output:
         response = client.get("/accounts/login/")
