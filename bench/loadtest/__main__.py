@@ -63,7 +63,9 @@ def environment(database_url: str, cache_url: str) -> dict[str, str]:
         "AUDIT_TRUST_X_FORWARDED_FOR": "true",
         # nginx sets X-Request-ID: every log line of a request carries the proxy's id.
         "REQUEST_ID_TRUSTED_PROXIES": "127.0.0.1",
-        "PORTAL_LOG_LEVEL": "WARNING",
+        # Every request's line, as production logs it: it says what each page cost (CPU time
+        # and queries), summed up after the table.
+        "PORTAL_LOG_LEVEL": "INFO",
         # Simulated staff sign in with a password alone: the load is the portal's, not MFA's.
         "STAFF_MFA_REQUIRED": "false",
         # A submission cut off by the kill sits in `submitting` until the sweep takes it for
@@ -124,8 +126,19 @@ def main() -> int:
             services.stop()
     print()
     print(report.render_table(report.table_rows(figures)))
+    print()
+    print(report.render_costs(report.request_costs(_web_log_lines(directory))))
     print(f"Logs: {directory}")
     return 0
+
+
+def _web_log_lines(directory: Path):
+    """Yield the lines the web processes logged (both instances, restarts included)."""
+    for name in ("web-a", "web-b"):
+        path = directory / f"{name}.log"
+        if path.exists():
+            with path.open(encoding="utf-8", errors="replace") as log:
+                yield from log
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -373,3 +373,42 @@ def _not_once(not_once: dict[int, int]) -> str:
     shown = sorted(not_once.items())[:5]
     more = f" and {len(not_once) - 5} more" if len(not_once) > 5 else ""
     return ", ".join(f"assessment {a}: {n}" for a, n in shown) + more
+
+
+_REQUEST_LINE = re.compile(
+    r"\] (GET|POST|HEAD) (\S+) \d{3} [\d.]+ ms \(cpu ([\d.]+) ms, (\d+) queries\)"
+)
+
+
+def request_costs(lines) -> list[tuple[str, int, float, float]]:
+    """Return (method and route, requests, mean CPU ms, mean queries) from request log lines.
+
+    The lines are the web processes' own (ops.request_log): each says the CPU time its thread
+    spent and the queries it sent. Busiest first, by CPU spent in all.
+    """
+    sums: dict[str, list[float]] = {}
+    for line in lines:
+        match = _REQUEST_LINE.search(line)
+        if match is None:
+            continue
+        method, route, cpu, queries = match.groups()
+        entry = sums.setdefault(f"{method} {route}", [0, 0.0, 0.0])
+        entry[0] += 1
+        entry[1] += float(cpu)
+        entry[2] += int(queries)
+    rows = [(name, int(n), cpu / n, queries / n) for name, (n, cpu, queries) in sums.items()]
+    return sorted(rows, key=lambda row: -row[1] * row[2])
+
+
+def render_costs(rows: list[tuple[str, int, float, float]]) -> str:
+    """Return the request costs as an aligned table, with the total CPU of each route."""
+    header = ("request (web processes' log)", "requests", "CPU ms each", "queries each", "CPU s")
+    body = [
+        (name, f"{count:,}", f"{cpu:.1f}", f"{queries:.1f}", f"{count * cpu / 1000:.1f}")
+        for name, count, cpu, queries in rows
+    ]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(5)]
+    return "\n".join(
+        "  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *body]
+    )
