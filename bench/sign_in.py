@@ -1,6 +1,6 @@
 """A class signing in at once under gunicorn: 30 pupils by card, beside 30 by password.
 
-A primary group of 30 pupils (with passwords hashed by the portal's own PBKDF2), their cards
+A primary group of 30 pupils (passwords hashed by the portal's own Argon2id), their cards
 (lessons.services.group_cards_print) and an open sign-in window are set up in this process;
 gunicorn serves the portal as in the pages part. Each round, 30 threads (one fresh cookie jar
 each) load the sign-in page, wait at a barrier, then sign in together; each pupil's time is from
@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.hashers import get_hasher
 
 from bench.lists import staff_user
 from bench.pages import start_gunicorn
@@ -31,7 +32,8 @@ from lessons.services import group_cards_print, window_close, window_open
 
 PUPILS = 30
 ROUNDS = 3
-TARGET_P95_MS = 1000.0
+TARGET_P95_MS = 500.0  # by card
+TARGET_PASSWORD_P95_MS = 1000.0
 PASSWORD = "bench-sign-in-password"
 GROUP_NAME = "Bench card sign-in"
 USERNAME = "bench.cards.{:02d}"
@@ -129,8 +131,13 @@ def setup_group() -> tuple[SchoolGroup, list[Learner], AbstractBaseUser]:
         username = USERNAME.format(number)
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            # Hashed with the first of PASSWORD_HASHERS (PBKDF2), as a real account is.
+            # Hashed with the first of PASSWORD_HASHERS (Argon2id), as a real account is.
             user = get_user_model().objects.create_user(username, password=PASSWORD)
+        elif _hashed_otherwise(user.password):
+            # Made by an earlier version (PBKDF2): hashed again as the portal hashes now, or
+            # the first round would measure the upgrade at sign-in instead.
+            user.set_password(PASSWORD)
+            user.save(update_fields=["password"])
         learner, _ = Learner.objects.update_or_create(
             user=user,
             defaults={
@@ -241,6 +248,12 @@ def measure(env: dict[str, str], rounds: int = ROUNDS) -> tuple[Figures, Figures
     return cards, passwords
 
 
+def _hashed_otherwise(encoded: str) -> bool:
+    """Return whether a hash is not the preferred hasher's at today's costs."""
+    hasher = get_hasher()
+    return not encoded.startswith(f"{hasher.algorithm}$") or hasher.must_update(encoded)
+
+
 def rows(env: dict[str, str], *, rounds: int = ROUNDS) -> list[tuple[str, str, str, str]]:
     """Measure a class signing in at once and return the table rows.
 
@@ -250,8 +263,8 @@ def rows(env: dict[str, str], *, rounds: int = ROUNDS) -> list[tuple[str, str, s
     cards, passwords = measure(env, rounds=rounds)
     table = []
     for label, figures, target in (
-        ("card sign-in (scan + That's me)", cards, f"p95 < {TARGET_P95_MS:g} ms"),
-        ("password sign-in (PBKDF2; no target)", passwords, ""),
+        ("card sign-in (scan + That's me)", cards, TARGET_P95_MS),
+        ("password sign-in (Argon2id)", passwords, TARGET_PASSWORD_P95_MS),
     ):
         p50, p95s = median(figures.per_round(0.5)), figures.per_round(0.95)
         slowest = max(t.ms for tries in figures.rounds for t in tries)
@@ -264,16 +277,14 @@ def rows(env: dict[str, str], *, rounds: int = ROUNDS) -> list[tuple[str, str, s
         if not figures.all_signed_in():
             measured += f"; first failure: {figures.first_problem()}"
             verdict = "FAIL"
-        elif target:
-            verdict = "PASS" if median(p95s) < TARGET_P95_MS else "FAIL"
         else:
-            verdict = ""
+            verdict = "PASS" if median(p95s) < target else "FAIL"
         table.append(
             (
                 f"{label}, {PUPILS} at once: p50 / p95 / max"
                 f" (gunicorn 2 sync workers; median of {rounds} rounds)",
                 measured,
-                target,
+                f"p95 < {target:g} ms",
                 verdict,
             )
         )

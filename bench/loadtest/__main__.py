@@ -161,6 +161,7 @@ def run(
     cluster.ports["sandbox"] = sandbox_port
     cluster.env["PARTNER_API_BASE_URL"] = f"http://127.0.0.1:{sandbox_port}/plapi/v1/partners"
     os.environ.update(cluster.env)
+    os.environ["PORTAL_LOG_LEVEL"] = "WARNING"  # this process's own lines stay out of the way
     import django
 
     django.setup()
