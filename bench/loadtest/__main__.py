@@ -18,6 +18,7 @@ database is down; no 500 at any time; every process must still be running at the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -132,6 +133,31 @@ def main() -> int:
     return 0
 
 
+def _connections_counter():
+    """Return a reading of the connections open to the run's database (besides its own)."""
+    from django.db import connections
+
+    kept = {}
+
+    def count() -> int:
+        if "connection" not in kept:
+            kept["connection"] = connections.create_connection("default")
+            kept["connection"].inc_thread_sharing()  # read by the main thread, then the sampler
+        try:
+            with kept["connection"].cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                )
+                return cursor.fetchone()[0] - 1
+        except Exception:
+            # A fault run's restart: connect again next time.
+            with contextlib.suppress(Exception):
+                kept.pop("connection").close()
+            raise
+
+    return count
+
+
 def _web_log_lines(directory: Path):
     """Yield the lines the web processes logged (both instances, restarts included)."""
     for name in ("web-a", "web-b"):
@@ -199,7 +225,7 @@ def run(
         people.password,
         think,
     )
-    sampler = CpuSampler(cpu_roles(cluster))
+    sampler = CpuSampler(cpu_roles(cluster), {"connections": _connections_counter()})
     sampler.start()
     load.start()
 
@@ -238,6 +264,7 @@ def run(
         dead=dead,
         cpu={**cpu, "load generator": load.cpu_seconds},
         load_average=sampler.load_averages,
+        connections=sampler.highest.get("connections"),
     )
 
 

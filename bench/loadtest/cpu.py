@@ -1,5 +1,7 @@
 """CPU seconds spent by the run's processes, read from /proc while the load runs.
 
+Also the highest of a few readings taken at the same time (the database connections open).
+
 Each portal process is the leader of a session of its own (cluster.Cluster), so every process
 of a gunicorn instance (master and workers, restarted ones included) shares its process group.
 A sampler thread reads /proc/<pid>/stat every second and keeps each process's latest user and
@@ -40,8 +42,15 @@ class CpuSampler:
     `roles` maps a role to a test of (process group, command name), called for each process.
     """
 
-    def __init__(self, roles: dict[str, Callable[[int, str], bool]], every: float = 1.0) -> None:
+    def __init__(
+        self,
+        roles: dict[str, Callable[[int, str], bool]],
+        gauges: dict[str, Callable[[], int]] | None = None,
+        every: float = 1.0,
+    ) -> None:
         self.roles = roles
+        self.gauges = gauges or {}  # name -> a reading whose highest value is kept
+        self.highest: dict[str, int] = {}
         self.every = every
         self._baseline: dict[int, float] = {}
         self._latest: dict[int, tuple[str, float]] = {}
@@ -74,6 +83,11 @@ class CpuSampler:
             self._sample()
 
     def _sample(self) -> None:
+        for gauge, read in self.gauges.items():
+            try:
+                self.highest[gauge] = max(self.highest.get(gauge, 0), read())
+            except Exception:  # noqa: S112 (a reading missed while the database restarts)
+                continue
         start, highest, end = self.load_averages
         self.load_averages = (start, max(highest, os.getloadavg()[0]), end)
         for pid, (group, name, seconds) in _processes().items():

@@ -223,6 +223,7 @@ class RunFigures:
     dead: list[str] = field(default_factory=list)  # processes that stopped by themselves
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds by process role
     load_average: tuple[float, float, float] | None = None  # 1-minute: start, highest, end
+    connections: int | None = None  # the most connections open to the database at once
 
 
 # The portal's own processes, whose CPU a journey costs (not the sandbox or the generator).
@@ -255,6 +256,10 @@ def cpu_rows(figures: RunFigures) -> list[Row]:
             "",
         ),
     ]
+    if figures.connections is not None:
+        rows.append(
+            ("database connections open at once (highest)", str(figures.connections), "", "")
+        )
     if figures.load_average is not None:
         start, highest, end = figures.load_average
         rows.append(
