@@ -8,7 +8,7 @@ failure in the middle never loses a learner's answers. Submission and results ar
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from django.db import transaction
 from django.db.models import Model, Q
@@ -98,26 +98,33 @@ def attempt_start(*, learner: Learner) -> AssessmentAttempt:
     return attempt
 
 
-def attempt_save_answers(*, attempt: AssessmentAttempt, choices: dict[str, str]) -> None:
+class AttemptRow(Protocol):
+    """An attempt as far as saving answers needs it: a full row, or a page's snapshot."""
+
+    pk: int
+
+
+def attempt_save_answers(*, attempt: AttemptRow, choices: dict[str, str]) -> None:
     """Save the learner's choices (question id -> answer id) for an open attempt."""
     now = timezone.now()
     with transaction.atomic():
-        locked = AssessmentAttempt.objects.select_for_update().get(pk=attempt.pk)
-        if not locked.is_open:
+        # The update locks the row as a submission's select_for_update does, and finds it
+        # still open, without reading its content: one of them waits for the other's commit.
+        updated = AssessmentAttempt.objects.filter(
+            pk=attempt.pk, state__in=AssessmentAttempt.OPEN_STATES
+        ).update(last_saved_at=now, state=State.IN_PROGRESS)
+        if not updated:
             raise AttemptClosed
         if choices:
             AttemptAnswer.objects.bulk_create(
                 [
-                    AttemptAnswer(attempt=locked, question_id=q, answer_id=a, saved_at=now)
+                    AttemptAnswer(attempt_id=attempt.pk, question_id=q, answer_id=a, saved_at=now)
                     for q, a in choices.items()
                 ],
                 update_conflicts=True,
                 unique_fields=["attempt", "question_id"],
                 update_fields=["answer_id", "saved_at"],
             )
-        locked.last_saved_at = now
-        locked.state = State.IN_PROGRESS
-        locked.save(update_fields=["last_saved_at", "state"])
 
 
 def attempt_refresh_content(*, attempt: AssessmentAttempt) -> AssessmentAttempt:

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.access import learner_required
 from accounts.idle import learner_seconds_left
-from assessments import delivery, page_markup, services
+from assessments import autosave, delivery, page_markup, services
 from assessments.forms import QuestionPageForm, field_name
 from assessments.models import AssessmentAttempt
 from assessments.taking import (
@@ -161,20 +161,29 @@ def _answers_sent() -> str:
 @require_POST
 def save_answer(request: HttpRequest, assessment_id: int) -> JsonResponse:
     """Save one answer as it is chosen (the question page's autosave script)."""
-    attempt = attempt_for_learner(request.learner, assessment_id)
-    if not attempt.is_open:
+    # Without the attempt's content: its state, and the page's choices kept per content.
+    learner = request.learner
+    snapshot = attempt_snapshot(learner=learner, assessment_id=assessment_id)
+    if snapshot is None:
+        raise Http404
+    if not snapshot.is_open:
         return JsonResponse({"saved": False, "message": _answers_sent()}, status=409)
-    pages = question_pages(attempt) if attempt.has_content else []
+    level = attempt_level(snapshot.level, learner.level)
+    layout = page_layout(level, learner.school_id, snapshot.one_per_screen)
+    pages = autosave.attempt_page_choices(snapshot, layout)
     number = request.POST.get("page", "")
     if not number.isdecimal() or not 1 <= int(number) <= len(pages):
         message = _("That page does not exist.")
         return JsonResponse({"saved": False, "message": message}, status=400)
-    form = QuestionPageForm(request.POST, page=pages[int(number) - 1])
-    if not form.is_valid() or not form.choices():
+    try:
+        choices = autosave.chosen(pages[int(number) - 1], request.POST)
+    except autosave.InvalidChoice:
+        choices = {}
+    if not choices:
         message = _("Choose one of the answers shown.")
         return JsonResponse({"saved": False, "message": message}, status=400)
     try:
-        services.attempt_save_answers(attempt=attempt, choices=form.choices())
+        services.attempt_save_answers(attempt=snapshot, choices=choices)
     except services.AttemptClosed:
         return JsonResponse({"saved": False, "message": _answers_sent()}, status=409)
     return JsonResponse({"saved": True, "seconds_left": learner_seconds_left(request)})
