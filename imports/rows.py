@@ -2,7 +2,9 @@
 
 A row is prepared (a pending learner and an inactive account, made a batch at a time), claimed
 by its task (queued -> sending) just before its call, sent, and recorded as registered or
-failed; a registered row's password is then hashed into its account, which opens. A row left
+failed. Its password is hashed while the call is under way (imports.hashing), so a registered
+row's account opens with its outcome; a row without that hash (its hashing failed, or a row
+registered before a restart) gets it from a task of its own afterwards. A row left
 in "sending" by a worker that died is failed as of unknown outcome and never sent again. The
 registration steps themselves are the learners app's (learners.registration); the tasks that
 take a row through them are imports.run's.
@@ -26,6 +28,7 @@ from accounts.user_cache import forget_cached_user
 from accounts.usernames import username_normal_form
 from classes.models import SchoolGroup
 from classes.services import group_learners_add
+from imports.hashing import hash_meanwhile, hashed_or_none
 from imports.models import ImportRow
 from imports.passwords import password_decrypt
 from imports.tasks import enqueue_row_signin
@@ -82,6 +85,7 @@ UNREADABLE_PASSWORD = gettext_lazy(
 UNEXPECTED = lazy(_unexpected, str)()
 
 
+@sensitive_variables("password")
 def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     """Claim a prepared row, register it upstream and record it; return whether it worked.
 
@@ -95,8 +99,15 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     ).update(state=ImportRow.State.SENDING, claimed_at=timezone.now())
     if not claimed:
         return False  # another task has it, it is done, or its local account went away
+    hashing = None
     try:
-        created = _create_upstream(row, client)
+        password = password_decrypt(row.password_encrypted)
+        # Hashed while the call waits on the upstream (Argon2 leaves the GIL), so the account
+        # can open with the outcome, not after every other row of the file is sent.
+        hashing = hash_meanwhile(password)
+        created = upstream_register(
+            client, username=row.username, password=password, **_row_fields(row)
+        )
     except InvalidToken:
         failure = UNREADABLE_PASSWORD  # raised before anything was sent
     except PartnerApiError as error:
@@ -112,8 +123,9 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
             lambda: _row_fail(row, failure), what=f"import row {row.pk}'s failure"
         )
         return False
+    hashed = hashed_or_none(hashing)
     return write_when_database_returns(
-        lambda: _row_record_registered(row, created.user_id),
+        lambda: _row_record_registered(row, created.user_id, hashed),
         what=f"import row {row.pk}'s registration",
     )
 
@@ -143,17 +155,23 @@ def import_row_make_signin_ready(*, row_id: int) -> int | None:
         else:
             hashed = make_password(password)  # slow: no lock held
     with transaction.atomic():
-        updated = ImportRow.objects.filter(pk=row.pk, signin_ready_at__isnull=True).update(
-            signin_ready_at=timezone.now(),
-            # A generated password waits for its one-time download; any other goes now.
-            password_encrypted=row.password_encrypted if row.password_generated else "",
-        )
-        if updated and hashed is not None:
-            get_user_model().objects.filter(pk=row.learner.user_id).update(
-                password=hashed, is_active=True
-            )
-            forget_cached_user(row.learner.user_id)  # an update sends no signal
+        updated = _row_open(row, hashed)
     return row.job_id if updated else None
+
+
+def _row_open(row: ImportRow, hashed: str | None) -> bool:
+    """Put the hash into the row's account and open it, once; wipe the kept password."""
+    updated = ImportRow.objects.filter(pk=row.pk, signin_ready_at__isnull=True).update(
+        signin_ready_at=timezone.now(),
+        # A generated password waits for its one-time download; any other goes now.
+        password_encrypted=row.password_encrypted if row.password_generated else "",
+    )
+    if updated and hashed is not None:
+        get_user_model().objects.filter(pk=row.learner.user_id).update(
+            password=hashed, is_active=True
+        )
+        forget_cached_user(row.learner.user_id)  # an update sends no signal
+    return bool(updated)
 
 
 def rows_prepare(row_ids: list[int]) -> list[ImportRow]:
@@ -263,15 +281,12 @@ def _row_fail_unsent(row: ImportRow, reason: str) -> None:
     )
 
 
-@sensitive_variables("password")
-def _create_upstream(row: ImportRow, client: PartnerApiClient):
-    """Call create-learner for the row with its decrypted password."""
-    password = password_decrypt(row.password_encrypted)
-    return upstream_register(client, username=row.username, password=password, **_row_fields(row))
+def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = None) -> bool:
+    """Record a row the upstream registered and activate its learner; False if unusable.
 
-
-def _row_record_registered(row: ImportRow, user_id: str) -> bool:
-    """Record a row the upstream registered and activate its learner; False if unusable."""
+    With its password `hashed` already, its account opens in the same transaction; without,
+    its hashing is queued (import_row_make_signin_ready).
+    """
     try:
         with transaction.atomic():
             recorded = ImportRow.objects.filter(pk=row.pk, state=ImportRow.State.SENDING).update(
@@ -285,7 +300,6 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                 # The sweep took this row's worker for dead and has already called it unknown.
                 logger.warning("Import row %s was registered after being given up", row.pk)
                 return False
-            # The account opens once its password is hashed (import_row_make_signin_ready).
             learner_activate(learner=row.learner, upstream_user_id=user_id, account_ready=False)
             # A group archived since the file was checked takes nobody in: the learner stays.
             for group in SchoolGroup.objects.current().filter(pk__in=row.group_ids):
@@ -295,8 +309,11 @@ def _row_record_registered(row: ImportRow, user_id: str) -> bool:
                     added_by=row.job.confirmed_by,
                     address=None,
                 )
-            # Written with the outcome, so a registered row always has its hashing to come.
-            enqueue_row_signin(row.pk)
+            if hashed is not None:
+                _row_open(row, hashed)
+            else:
+                # Written with the outcome, so a registered row always has its hashing to come.
+                enqueue_row_signin(row.pk)
     except DATABASE_TROUBLE:
         raise  # the database's trouble, not the id's: the caller holds the answer
     except DatabaseError:

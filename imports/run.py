@@ -82,9 +82,10 @@ def import_row_run(*, row_id: int) -> None:
     if not prepared:
         # Done or taken by another task, or failed just now: its username is taken here.
         job_id = ImportRow.objects.filter(pk=row_id).values_list("job_id", flat=True).first()
-    elif import_row_register(row=prepared[0], client=get_client()):
-        return  # its sign-in task comes next, and finishes the job if this row was the last
     else:
+        # Registered and ready, or failed: either may be the job's last row. (A row whose
+        # hash is still to be made leaves that to its sign-in task.)
+        import_row_register(row=prepared[0], client=get_client())
         job_id = prepared[0].job_id
     if job_id is not None:
         import_job_finish_if_done(job_id=job_id)
