@@ -9,10 +9,13 @@ from bench.loadtest.report import (
     UpstreamCheck,
     Window,
     check_upstream,
+    cpu_rows,
     errors_by_kind,
     page_name,
     page_rows,
+    render_costs,
     render_table,
+    request_costs,
     table_rows,
 )
 
@@ -130,3 +133,53 @@ def test_a_fault_run_allows_only_its_faults_errors_and_no_500_anywhere() -> None
     )
     assert rows["HTTP 500 at any time"][1:] == ("1", "0", "FAIL")
     assert rows["processes stopped by themselves at the end"][1:] == ("imports", "none", "FAIL")
+
+
+def test_cpu_per_journey_counts_the_portals_processes_only() -> None:
+    figures = RunFigures(
+        learners=4,
+        completed=4,
+        seconds=100.0,
+        samples=[],
+        window=None,
+        upstream=UpstreamCheck(),
+        cpu={
+            "web (gunicorn)": 6.0,
+            "workers and sweep": 2.0,
+            "PostgreSQL": 1.0,
+            "sandbox": 50.0,
+            "load generator": 25.0,
+        },
+        load_average=(1.0, 4.5, 2.0),
+        connections=17,
+    )
+
+    rows = {row[0]: row[1] for row in cpu_rows(figures)}
+
+    per_journey = "portal CPU per completed journey (web + workers, over 4)"
+    assert rows[per_journey] == "2.000 s (PostgreSQL 0.250 s more)"  # 8 s / 4, not the sandbox
+    assert "the generator used 25% of a core" in rows["CPU seconds over the run, by process"]
+    assert rows["database connections open at once (highest)"] == "17"
+    assert rows["load average (1 min): at the start / highest / at the end"] == "1.0 / 4.5 / 2.0"
+
+
+def test_request_costs_are_summed_per_route_from_the_log_lines() -> None:
+    lines = [
+        "17:01:37,698 INFO portal.requests [f47c] POST /me/assessments/<int:assessment_id>"
+        "/answers/ 200 55.6 ms (cpu 6.0 ms, 4 queries) role=learner",
+        "17:01:37,699 INFO portal.requests [f47d] POST /me/assessments/<int:assessment_id>"
+        "/answers/ 200 43.8 ms (cpu 4.0 ms, 2 queries) role=learner",
+        "17:01:37,700 INFO portal.requests [f47e] GET / 302 3.0 ms (cpu 2.0 ms, 1 queries)"
+        " role=learner",
+        "17:01:37,701 INFO portal.partner_api [-] partner API create-learner POST -> 201",
+    ]
+
+    rows = request_costs(lines)
+
+    assert rows == [
+        ("POST /me/assessments/<int:assessment_id>/answers/", 2, 5.0, 3.0),
+        ("GET /", 1, 2.0, 1.0),
+    ]
+    table = render_costs(rows)
+    assert "10.0" not in table and "0.0" in table  # CPU s in all: 0.01 s for the two autosaves
+    assert table.splitlines()[1].split()[-4:] == ["2", "5.0", "3.0", "0.0"]
