@@ -155,23 +155,24 @@ def import_row_make_signin_ready(*, row_id: int) -> int | None:
         else:
             hashed = make_password(password)  # slow: no lock held
     with transaction.atomic():
-        updated = _row_open(row, hashed)
+        updated = ImportRow.objects.filter(pk=row.pk, signin_ready_at__isnull=True).update(
+            **_ready_fields(row, timezone.now())
+        )
+        if updated and hashed is not None:
+            get_user_model().objects.filter(pk=row.learner.user_id).update(
+                password=hashed, is_active=True
+            )
+            forget_cached_user(row.learner.user_id)  # an update sends no signal
     return row.job_id if updated else None
 
 
-def _row_open(row: ImportRow, hashed: str | None) -> bool:
-    """Put the hash into the row's account and open it, once; wipe the kept password."""
-    updated = ImportRow.objects.filter(pk=row.pk, signin_ready_at__isnull=True).update(
-        signin_ready_at=timezone.now(),
-        # A generated password waits for its one-time download; any other goes now.
-        password_encrypted=row.password_encrypted if row.password_generated else "",
-    )
-    if updated and hashed is not None:
-        get_user_model().objects.filter(pk=row.learner.user_id).update(
-            password=hashed, is_active=True
-        )
-        forget_cached_user(row.learner.user_id)  # an update sends no signal
-    return bool(updated)
+def _ready_fields(row: ImportRow, now: datetime) -> dict:
+    """Return what a row ready to sign in records: when, and its kept password wiped."""
+    # A generated password waits for its one-time download; any other goes now.
+    return {
+        "signin_ready_at": now,
+        "password_encrypted": row.password_encrypted if row.password_generated else "",
+    }
 
 
 def rows_prepare(row_ids: list[int]) -> list[ImportRow]:
@@ -289,8 +290,11 @@ def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = No
     """
     try:
         with transaction.atomic():
+            now = timezone.now()
+            # With its hash made, the row is ready to sign in in the same write.
+            ready = _ready_fields(row, now) if hashed is not None else {}
             recorded = ImportRow.objects.filter(pk=row.pk, state=ImportRow.State.SENDING).update(
-                state=ImportRow.State.REGISTERED, finished_at=timezone.now(), reason=""
+                state=ImportRow.State.REGISTERED, finished_at=now, reason="", **ready
             )
             if not recorded:
                 if ImportRow.objects.filter(
@@ -300,7 +304,12 @@ def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = No
                 # The sweep took this row's worker for dead and has already called it unknown.
                 logger.warning("Import row %s was registered after being given up", row.pk)
                 return False
-            learner_activate(learner=row.learner, upstream_user_id=user_id, account_ready=False)
+            learner_activate(
+                learner=row.learner,
+                upstream_user_id=user_id,
+                account_ready=hashed is not None,
+                password_hash=hashed,
+            )
             # A group archived since the file was checked takes nobody in: the learner stays.
             for group in SchoolGroup.objects.current().filter(pk__in=row.group_ids):
                 group_learners_add(
@@ -309,9 +318,7 @@ def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = No
                     added_by=row.job.confirmed_by,
                     address=None,
                 )
-            if hashed is not None:
-                _row_open(row, hashed)
-            else:
+            if hashed is None:
                 # Written with the outcome, so a registered row always has its hashing to come.
                 enqueue_row_signin(row.pk)
     except DATABASE_TROUBLE:

@@ -168,8 +168,17 @@ def upstream_register(
 # After the call --------------------------------------------------------------------------------
 
 
-def learner_activate(*, learner: Learner, upstream_user_id: str, account_ready: bool) -> None:
+def learner_activate(
+    *,
+    learner: Learner,
+    upstream_user_id: str,
+    account_ready: bool,
+    password_hash: str | None = None,
+) -> None:
     """Record the upstream's user_id on a pending learner; open its account if ready.
+
+    `password_hash`, made while the call was under way (a bulk registration's), goes into
+    the account in the same write that opens it.
 
     Raises DatabaseError when the id cannot be stored (one the portal already holds): the
     caller discards the learner and explains it with UNUSABLE_ID.
@@ -181,7 +190,10 @@ def learner_activate(*, learner: Learner, upstream_user_id: str, account_ready: 
             upstream_user_id=upstream_user_id, status=Learner.Status.ACTIVE
         )
         if account_ready:
-            get_user_model().objects.filter(pk=learner.user_id).update(is_active=True)
+            fields = {"is_active": True}
+            if password_hash is not None:
+                fields["password"] = password_hash
+            get_user_model().objects.filter(pk=learner.user_id).update(**fields)
         forget_cached_user(learner.user_id)  # updates send no signal
     learner.upstream_user_id, learner.status = upstream_user_id, Learner.Status.ACTIVE
     if account_ready and Learner.user.is_cached(learner):

@@ -60,13 +60,20 @@ def test_a_row_opens_with_its_outcome_its_hash_made_during_the_call(staff, upstr
         assert Client().login(username=f"pupil{number}", password=GOOD_PASSWORD)
 
 
-def test_a_row_whose_hash_failed_is_made_ready_by_its_own_task(staff, upstream, monkeypatch):
+def test_a_row_whose_hash_failed_is_made_ready_by_its_own_task(
+    staff, upstream, monkeypatch, caplog
+):
     def failing_hash(password):
         raise MemoryError("no memory for Argon2 just now")
 
     monkeypatch.setattr(imports.hashing, "make_password", failing_hash)
 
-    job = confirmed_job(staff, 2)
+    with caplog.at_level("WARNING", logger="imports.hashing"):
+        job = confirmed_job(staff, 2)
+
+    warnings = [r.getMessage() for r in caplog.records if r.name == "imports.hashing"]
+    assert warnings == ["Hashing an imported password failed (MemoryError); queued again"] * 2
+    assert GOOD_PASSWORD not in caplog.text
 
     assert job.state == ImportJob.State.FINISHED
     assert job.rows.filter(state="registered", signin_ready_at__isnull=False).count() == 2
