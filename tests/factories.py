@@ -28,6 +28,7 @@ from learners.models import Learner, Level
 from partner_api import Answer, Question
 from pictures.models import Picture
 from pictures.selectors import address_hash
+from safeguarding.models import Alert
 from schools.models import PartnerSettings
 from staff.forms import PartnerSettingsForm
 
@@ -415,3 +416,16 @@ def settings_form(**changes: object) -> dict[str, str]:
         elif value is not None:
             data[name] = str(value)
     return data
+
+
+def make_asked_alert(learner, *, minutes_ago: int = 20, **fields) -> Alert:
+    """Raise a learner's request to talk `minutes_ago`, waiting for a lead (escalates at 30)."""
+    raised = timezone.now() - timedelta(minutes=minutes_ago)
+    return Alert.objects.create(
+        kind=Alert.Kind.ASKED,
+        reason=Alert.Reason.ASKED,
+        learner=learner,
+        raised_at=raised,
+        escalate_at=raised + timedelta(minutes=30),
+        **fields,
+    )

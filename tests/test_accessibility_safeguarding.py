@@ -20,7 +20,7 @@ from safeguarding.entries import entry_add_note
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import alert_acknowledge
 from tests.browsing import browser_sign_in, violations
-from tests.factories import make_learner, make_staff
+from tests.factories import make_asked_alert, make_learner, make_staff
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,16 +49,8 @@ def submit(page, selector: str = "main form button[type=submit]") -> None:
 
 
 def asked(learner, **fields) -> Alert:
-    """Raise a learner's request to talk, waiting for a lead."""
-    raised = timezone.now() - timedelta(minutes=5)
-    return Alert.objects.create(
-        kind=Alert.Kind.ASKED,
-        reason=Alert.Reason.ASKED,
-        learner=learner,
-        raised_at=raised,
-        escalate_at=raised + timedelta(minutes=30),
-        **fields,
-    )
+    """Raise a learner's request to talk five minutes ago, waiting for a lead."""
+    return make_asked_alert(learner, minutes_ago=5, **fields)
 
 
 def test_the_chronology_and_its_record_pass_axe_amended_and_corrected(

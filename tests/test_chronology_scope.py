@@ -9,10 +9,10 @@ from django.utils import timezone
 from accounts.models import StaffRole
 from followups.models import FollowUp
 from followups.services import followup_open_for_learner_request
-from safeguarding.models import Alert, ChronologyEntry
+from safeguarding.models import ChronologyEntry
 from safeguarding.services import alert_acknowledge
 from schools.models import School, first_school_id
-from tests.factories import make_learner, make_staff
+from tests.factories import make_asked_alert, make_learner, make_staff
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -34,18 +34,6 @@ def chronology_page(client, learner) -> str:
     )
 
 
-def asked(learner, **fields) -> Alert:
-    raised = timezone.now() - timedelta(minutes=20)
-    return Alert.objects.create(
-        kind=Alert.Kind.ASKED,
-        reason=Alert.Reason.ASKED,
-        learner=learner,
-        raised_at=raised,
-        escalate_at=raised + timedelta(minutes=30),
-        **fields,
-    )
-
-
 def changed(client, item: FollowUp, note: str) -> None:
     due = (timezone.localdate() + timedelta(days=3)).isoformat()
     response = client.post(
@@ -61,7 +49,7 @@ def test_only_the_follow_ups_of_concerns_join_the_chronology_each_named(staff, l
         learner=learner, risk_level="Low", due_date=timezone.localdate()
     )  # study skills
     concern = followup_open_for_learner_request(learner=learner)
-    asked(learner, follow_up=concern)
+    make_asked_alert(learner, follow_up=concern)
     changed(client, routine, "Booked a study-skills session.")
     changed(client, concern, "Rang Mum.")
 
@@ -96,9 +84,9 @@ def test_a_trust_lead_reads_the_chronology_of_a_child_whose_alert_escalated_to_t
     home = School.objects.get(pk=first_school_id())
     trust_lead = make_staff("tia.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD)
     escalated = make_learner("bea.bravo", "u-bea", school=bravo)
-    alert = asked(escalated, escalated_at=timezone.now(), school=bravo)
+    alert = make_asked_alert(escalated, escalated_at=timezone.now(), school=bravo)
     quiet = make_learner("bo.bravo", "u-bo", school=bravo)
-    asked(quiet, school=bravo)  # not escalated: Bravo's own leads have it
+    make_asked_alert(quiet, school=bravo)  # not escalated: Bravo's own leads have it
     client = signed_in(trust_lead, home)
     assert f'href="/safeguarding/learners/{escalated.pk}/"' in page_showing(
         client, f"/safeguarding/alerts/{alert.pk}/", "Read the safeguarding chronology"
@@ -119,7 +107,7 @@ def test_a_trust_lead_writes_in_an_escalated_child_s_record_and_other_trust_role
     home = School.objects.get(pk=first_school_id())
     trust_lead = make_staff("tia.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD)
     escalated = make_learner("bea.bravo", "u-bea", school=bravo)
-    alert = asked(escalated, escalated_at=timezone.now(), school=bravo)
+    alert = make_asked_alert(escalated, escalated_at=timezone.now(), school=bravo)
     alert_acknowledge(
         alert=alert, by=trust_lead, address=None, action="Contacted home", category="wellbeing"
     )

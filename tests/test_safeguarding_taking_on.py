@@ -1,17 +1,14 @@
 """Taking a concern on: two leads at once, and a concern whose learner was erased."""
 
-from datetime import timedelta
-
 import pytest
 from django.test import Client
-from django.utils import timezone
 
 from accounts.models import StaffRole
 from safeguarding import views
 from safeguarding.entries import NoChronology, entry_add_action
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import alert_acknowledge
-from tests.factories import make_staff
+from tests.factories import make_asked_alert, make_staff
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -29,17 +26,6 @@ def signed_in(user) -> Client:
     return client
 
 
-def asked(learner) -> Alert:
-    raised = timezone.now() - timedelta(minutes=20)
-    return Alert.objects.create(
-        kind=Alert.Kind.ASKED,
-        reason=Alert.Reason.ASKED,
-        learner=learner,
-        raised_at=raised,
-        escalate_at=raised + timedelta(minutes=30),
-    )
-
-
 @pytest.fixture
 def deputy(db):
     return make_staff("dee.deputy", role=StaffRole.DEPUTY_DSL)
@@ -48,7 +34,7 @@ def deputy(db):
 def test_a_second_lead_taking_it_on_at_once_adds_their_action_to_the_chronology(
     staff, deputy, learner
 ):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     staff.first_name, staff.last_name = "Sam", "Okafor"
     staff.save()
     # The first lead took it on, with no category yet, while the deputy's page was open.
@@ -71,7 +57,7 @@ def test_a_second_lead_taking_it_on_at_once_adds_their_action_to_the_chronology(
 
 
 def test_the_first_lead_s_category_stands_when_a_second_takes_it_on(staff, deputy, learner):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     alert_acknowledge(
         alert=alert, by=staff, address=None, action="Contacted home", category="family"
     )
@@ -84,7 +70,7 @@ def test_the_first_lead_s_category_stands_when_a_second_takes_it_on(staff, deput
 
 
 def test_a_second_lead_s_unfinished_form_comes_back_with_what_they_typed(staff, deputy, learner):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     alert_acknowledge(alert=alert, by=staff, address=None, action="Contacted home")
 
     response = signed_in(deputy).post(
@@ -97,7 +83,7 @@ def test_a_second_lead_s_unfinished_form_comes_back_with_what_they_typed(staff, 
 
 
 def test_the_same_lead_sending_twice_records_their_action_once(staff, learner):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     client = signed_in(staff)
     for _ in range(2):
         client.post(f"/safeguarding/alerts/{alert.pk}/acknowledge/", TAKEN_ON)
@@ -109,7 +95,7 @@ def erased_link(alert: Alert) -> None:
 
 
 def test_a_concern_whose_learner_was_erased_is_acknowledged_without_an_action(staff, learner):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     erased_link(alert)
     client = signed_in(staff)
     page = page_showing(client, f"/safeguarding/alerts/{alert.pk}/", "Take this on")
@@ -131,7 +117,7 @@ def test_a_concern_whose_learner_was_erased_is_acknowledged_without_an_action(st
 def test_an_erasure_between_reading_and_saving_an_action_is_said_plainly(
     staff, learner, monkeypatch
 ):
-    alert = asked(learner)
+    alert = make_asked_alert(learner)
     alert_acknowledge(alert=alert, by=staff, address=None, action="Contacted home")
     read = views._alert_of
 
