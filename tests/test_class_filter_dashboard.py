@@ -1,7 +1,6 @@
 """The dashboard by class: its `group` filter, the "By class" table, and small groups."""
 
 import re
-from html import unescape
 
 import pytest
 from django.contrib.auth.models import User
@@ -11,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import StaffRole
 from schools.models import School
+from tests.dashboard_support import by_class, figures
 from tests.factories import cohort_learner, completed, make_group, make_staff, put_in_group
 
 
@@ -18,25 +18,6 @@ def signed_in(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def figures(response) -> dict[str, str]:
-    """Return the headline figures of the page: label -> text shown."""
-    pairs = re.findall(
-        r'headline-count[^"]*">([^<]+)</span>\s*<span class="headline-label">(?:<a [^>]+>)?([^<]+)',
-        response.content.decode(),
-    )
-    return {label: text for text, label in pairs}
-
-
-def by_class(response) -> dict[str, list[str]]:
-    """Return the "By class" table: class -> its cells."""
-    table = response.content.decode().split('id="by-class-caption"')[1].split("</table>")[0]
-    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', table)
-    return {
-        unescape(re.sub(r"<span.*?</span>|<[^>]+>", "", head)): re.findall(r"<td>(.*?)</td>", cells)
-        for head, cells in rows
-    }
 
 
 @pytest.fixture

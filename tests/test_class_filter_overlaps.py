@@ -1,13 +1,13 @@
 """The dashboard by class: no "not shown" figure can be worked out from the others on show."""
 
 import re
-from html import unescape
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
 from learners.models import Level
+from tests.dashboard_support import by_class, figures
 from tests.factories import cohort_learner, completed, make_group, make_staff, put_in_group
 
 NEEDS_HELP = {"Sleep": "yes"}
@@ -26,25 +26,6 @@ def signed_in(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-def figures(response) -> dict[str, str]:
-    """Return the headline figures of the page: label -> text shown."""
-    pairs = re.findall(
-        r'headline-count[^"]*">([^<]+)</span>\s*<span class="headline-label">(?:<a [^>]+>)?([^<]+)',
-        _html(response),
-    )
-    return {label: text for text, label in pairs}
-
-
-def by_class(response) -> dict[str, list[str]]:
-    """Return the "By class" table: class -> its cells."""
-    table = _html(response).split('id="by-class-caption"')[1].split("</table>")[0]
-    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', table)
-    return {
-        unescape(re.sub(r"<span.*?</span>|<[^>]+>", "", head)): re.findall(r"<td>(.*?)</td>", cells)
-        for head, cells in rows
-    }
 
 
 def numbers(cells: list[str]) -> list[int]:
