@@ -98,6 +98,10 @@ class ImportRow(models.Model):
     # is kept until its one-time credentials download or an hour after the job finished.
     password_encrypted = models.TextField(blank=True)
     password_generated = models.BooleanField(default=False)
+    # The password's hash, made in the background while staff read the preview
+    # (imports.hashing): the account opens with it, and it is wiped then (or when the row
+    # fails or its job is discarded), never kept beside the account's own.
+    password_hash = models.TextField(blank=True)
     problems = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=16, choices=State.choices)
     reason = models.TextField(blank=True)

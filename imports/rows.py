@@ -2,9 +2,10 @@
 
 A row is prepared (a pending learner and an inactive account, made a batch at a time), claimed
 by its task (queued -> sending) just before its call, sent, and recorded as registered or
-failed. Its password is hashed while the call is under way (imports.hashing), so a registered
-row's account opens with its outcome; a row without that hash (its hashing failed, or a row
-registered before a restart) gets it from a task of its own afterwards. A row left
+failed. Its password was hashed while staff read the preview, or is hashed while the call is
+under way (imports.hashing), so a registered row's account opens with its outcome; a row
+without that hash (its hashing failed, or a row registered before a restart) gets it from a
+task of its own afterwards. A row left
 in "sending" by a worker that died is failed as of unknown outcome and never sent again. The
 registration steps themselves are the learners app's (learners.registration); the tasks that
 take a row through them are imports.run's.
@@ -102,9 +103,10 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
     hashing = None
     try:
         password = password_decrypt(row.password_encrypted)
-        # Hashed while the call waits on the upstream (Argon2 leaves the GIL), so the account
-        # can open with the outcome, not after every other row of the file is sent.
-        hashing = hash_meanwhile(password)
+        if not row.password_hash:
+            # Not hashed while staff read the preview: hashed while the call waits on the
+            # upstream (Argon2 leaves the GIL), so the account still opens with the outcome.
+            hashing = hash_meanwhile(password)
         created = upstream_register(
             client, username=row.username, password=password, **_row_fields(row)
         )
@@ -123,7 +125,7 @@ def import_row_register(*, row: ImportRow, client: PartnerApiClient) -> bool:
             lambda: _row_fail(row, failure), what=f"import row {row.pk}'s failure"
         )
         return False
-    hashed = hashed_or_none(hashing)
+    hashed = row.password_hash or hashed_or_none(hashing)
     return write_when_database_returns(
         lambda: _row_record_registered(row, created.user_id, hashed),
         what=f"import row {row.pk}'s registration",
@@ -153,7 +155,7 @@ def import_row_make_signin_ready(*, row_id: int) -> int | None:
             logger.warning("Import row %s: password unreadable; reset it from the page", row.pk)
             hashed = make_password(None)
         else:
-            hashed = make_password(password)  # slow: no lock held
+            hashed = row.password_hash or make_password(password)  # slow: no lock held
     with transaction.atomic():
         updated = ImportRow.objects.filter(pk=row.pk, signin_ready_at__isnull=True).update(
             **_ready_fields(row, timezone.now())
@@ -168,10 +170,12 @@ def import_row_make_signin_ready(*, row_id: int) -> int | None:
 
 def _ready_fields(row: ImportRow, now: datetime) -> dict:
     """Return what a row ready to sign in records: when, and its kept password wiped."""
-    # A generated password waits for its one-time download; any other goes now.
+    # A generated password waits for its one-time download; any other goes now. The hash is
+    # the account's now: no copy stays with the row.
     return {
         "signin_ready_at": now,
         "password_encrypted": row.password_encrypted if row.password_generated else "",
+        "password_hash": "",
     }
 
 
@@ -278,6 +282,7 @@ def _row_fail_unsent(row: ImportRow, reason: str) -> None:
         state=ImportRow.State.FAILED,
         reason=str(reason),
         password_encrypted="",
+        password_hash="",
         finished_at=timezone.now(),
     )
 
@@ -310,14 +315,8 @@ def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = No
                 account_ready=hashed is not None,
                 password_hash=hashed,
             )
-            # A group archived since the file was checked takes nobody in: the learner stays.
-            for group in SchoolGroup.objects.current().filter(pk__in=row.group_ids):
-                group_learners_add(
-                    group=group,
-                    learners=[row.learner],
-                    added_by=row.job.confirmed_by,
-                    address=None,
-                )
+            if row.group_ids:
+                _groups_join(row)
             if hashed is None:
                 # Written with the outcome, so a registered row always has its hashing to come.
                 enqueue_row_signin(row.pk)
@@ -330,6 +329,15 @@ def _row_record_registered(row: ImportRow, user_id: str, hashed: str | None = No
     return True
 
 
+def _groups_join(row: ImportRow) -> None:
+    """Add the row's new learner to the groups its file named, still current."""
+    # A group archived since the file was checked takes nobody in: the learner stays.
+    for group in SchoolGroup.objects.current().filter(pk__in=row.group_ids):
+        group_learners_add(
+            group=group, learners=[row.learner], added_by=row.job.confirmed_by, address=None
+        )
+
+
 def _row_fail(row: ImportRow, reason: str) -> None:
     """Record a failed row, wipe its password and remove its local account."""
     with transaction.atomic():
@@ -337,6 +345,7 @@ def _row_fail(row: ImportRow, reason: str) -> None:
             state=ImportRow.State.FAILED,
             reason=str(reason),
             password_encrypted="",
+            password_hash="",
             learner=None,
             finished_at=timezone.now(),
         )
@@ -369,6 +378,7 @@ def rows_abandon_left_sending(job_id: int, *, claimed_before: datetime) -> int:
                 state=ImportRow.State.FAILED,
                 reason=str(OUTCOME_UNKNOWN),
                 password_encrypted="",
+                password_hash="",
                 learner=None,
                 finished_at=timezone.now(),
             )

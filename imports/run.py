@@ -3,8 +3,9 @@
 The run (`import_job_run`, queued when staff confirm) makes the rows' local accounts a batch at
 a time and queues one task per row. A row's task (`import_row_run`) claims its row by a
 conditional update (queued -> sending), registers it upstream (imports.rows, through the
-learners app's registration) and records the outcome; a registered row's password is hashed by
-a task of its own, queued behind every row still to send. The row's state is the lock: a task
+learners app's registration) and records the outcome, opening its account with its password's
+hash (made while staff read the preview, or during the call: imports.hashing). The row's state
+is the lock: a task
 whose row is taken or done does nothing, so a row queued twice is sent once. Whichever task
 finishes the last row finishes the job, once.
 

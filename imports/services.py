@@ -25,7 +25,7 @@ from imports.models import ImportJob, ImportRow
 from imports.passwords import password_decrypt
 from imports.rows import rows_abandon_left_sending
 from imports.run import import_job_finish_if_done
-from imports.tasks import enqueue_job_run
+from imports.tasks import enqueue_job_run, enqueue_preview_hashing
 from learners.models import Learner
 
 __all__ = [
@@ -65,6 +65,9 @@ def import_job_create_from_csv(
     nothing) when the file as a whole cannot be used.
     """
     job = _job_create_from_csv(file=file, created_by=created_by)
+    # Hashed while staff read the preview: a job confirmed after that sends its rows at the
+    # upstream's pace, each account opening with its outcome.
+    enqueue_preview_hashing(job.pk)
     # Only a preview of the same school: a forged id of another school's changes nothing.
     replaced = (
         ImportJob.objects.filter(pk=replaces, school_id=job.school_id).first() if replaces else None
@@ -150,7 +153,7 @@ def import_job_discard(*, job: ImportJob) -> None:
         )
         if not discarded:
             raise ImportJobClosed(_("This import has already started; it cannot be discarded."))
-        job.rows.update(password_encrypted="")
+        job.rows.update(password_encrypted="", password_hash="")
     job.refresh_from_db()
 
 
@@ -299,5 +302,11 @@ def import_jobs_sweep() -> dict[str, int]:
 def import_rows_forget(*, learner: Learner) -> int:
     """Blank what import rows hold about a learner whose personal data is erased."""
     return ImportRow.objects.filter(learner=learner).update(
-        username="", first_name="", last_name="", email="", dob=None, password_encrypted=""
+        username="",
+        first_name="",
+        last_name="",
+        email="",
+        dob=None,
+        password_encrypted="",
+        password_hash="",
     )

@@ -1,4 +1,8 @@
-"""Background tasks (django-tasks, database queue): bulk registration, one task per row."""
+"""Background tasks (django-tasks, database queue): bulk registration, one task per row.
+
+Besides the rows' own tasks, a checked file's passwords are hashed a batch at a time while
+staff read its preview (imports.hashing), behind every row still to send.
+"""
 
 from django.conf import settings
 from django.utils import translation
@@ -10,6 +14,7 @@ from ops.tasks import enqueue_when
 # Hashing a password is slow on purpose: queued behind every row still to send, so that it
 # never holds up the upstream calls.
 SIGNIN_PRIORITY = -10
+PREVIEW_HASH_PRIORITY = SIGNIN_PRIORITY
 
 
 # Their own queue and workers: an import keeps its workers busy for minutes (hashing
@@ -45,6 +50,23 @@ def make_import_row_signin_ready(row_id: int) -> None:
     from imports.run import import_row_signin
 
     import_row_signin(row_id=row_id)
+
+
+@task(queue_name="imports", priority=PREVIEW_HASH_PRIORITY)
+@carries_request_id
+def hash_preview_passwords(row_ids: list[int]) -> None:
+    """Hash the passwords of a preview's rows, ahead of their sending."""
+    from imports.hashing import preview_passwords_hash
+
+    preview_passwords_hash(row_ids=row_ids)
+
+
+def enqueue_preview_hashing(job_id: int) -> None:
+    """Queue the hashing of a checked file's passwords, a batch of rows a task."""
+    from imports.hashing import preview_batches
+
+    for row_ids in preview_batches(job_id):
+        enqueue_when(hash_preview_passwords, row_ids)
 
 
 def enqueue_job_run(job_id: int, language: str | None) -> None:
