@@ -180,6 +180,26 @@ def test_it_does_not_carry_cookies_from_one_learner_to_another(
     assert "Cookie" not in second.headers
 
 
+def test_it_goes_through_the_proxy_the_environment_names_read_once(
+    upstream: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.school.example:3128")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "school-ca.pem"))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = PartnerApiClient(BASE, API_KEY, timeout=(3.05, 10), max_attempts=1)
+    upstream.get(NEXT_URL, json=payload("next_assessment.json"))
+    upstream.get(NEXT_URL, json=payload("next_assessment.json"))
+
+    client.next_assessment(LEARNER_ID)
+    monkeypatch.setenv("HTTPS_PROXY", "http://changed.example:3128")  # read once: not seen
+    client.next_assessment(LEARNER_ID)
+
+    for call in upstream.calls:
+        assert call.request.req_kwargs["proxies"]["https"] == "http://proxy.school.example:3128"
+        assert call.request.req_kwargs["verify"] == str(tmp_path / "school-ca.pem")
+
+
 # create-learner -------------------------------------------------------------------------------
 
 
