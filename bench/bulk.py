@@ -1,12 +1,15 @@
 """Bulk registration of 1,000 rows against the sandbox with 50 ms added on create-learner.
 
 The file goes through the same services as the upload page (imports.services): create from
-CSV, then confirm, which queues the run on the `imports` queue; IMPORT_WORKERS `db_worker`
-processes take it from there, one task per row, as `manage.py serve` runs them. The recorded
-times give the figures, from the job's start (its run picked up by a worker): upstream
-registration (last row's upstream outcome), sign-in ready (last row's password hashed and
-account active) and the job finished; and how long the run waited to be picked up. The
-learners it registers are deleted afterwards, so the cohort stays as generated.
+CSV (which queues the hashing of its passwords), then confirm, which queues the run on the
+`imports` queue; IMPORT_WORKERS `db_worker` processes, started before the upload, take it
+from there, one task per row, as `manage.py serve` runs them. It runs twice: confirmed once
+the preview's passwords are hashed (staff reading the preview meanwhile), and confirmed the
+moment the file is checked. The recorded times give the figures, from the job's start (its
+run picked up by a worker): upstream registration (last row's upstream outcome), sign-in
+ready (last row's account open with its hash) and the job finished; and how long the run
+waited to be picked up. The learners it registers are deleted afterwards, so the cohort stays
+as generated.
 """
 
 import io
@@ -103,53 +106,145 @@ def _cleanup(job) -> None:
 
 
 def rows(*, latency_ms: int, count: int = ROWS) -> list[tuple[str, str, str, str]]:
-    """Register `count` rows through the import services and return the table rows."""
+    """Register `count` rows through the import services, twice, and return the table rows.
+
+    First as staff usually do: the preview read while its passwords are hashed, confirmed
+    once they are; then confirmed the moment the file is checked.
+    """
     try:
-        from imports.models import ImportJob
-        from imports.services import import_job_confirm, import_job_create_from_csv
+        from imports.services import import_job_confirm, import_job_create_from_csv  # noqa: F401
     except ImportError as error:
         return [("bulk registration", f"MISSING: {error}", "", "FAIL")]
 
     staff_client()  # makes sure the bench's staff member exists
     user = _staff_user()
-    run = time.strftime("%Y%m%d%H%M%S")
-    job = import_job_create_from_csv(file=csv_file(count, run), created_by=user)
-    if job.valid_rows != count:
-        raise RuntimeError(f"the bench file has {job.invalid_rows} invalid rows")
     workers = max(1, settings.IMPORT_WORKERS)
-    with imports_workers(workers):
-        import_job_confirm(job=job, confirmed_by=user)
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while job.state == ImportJob.State.RUNNING and time.monotonic() < deadline:
-            time.sleep(0.2)
-            job.refresh_from_db()
-    times = job.rows.aggregate(upstream=Max("finished_at"), ready=Max("signin_ready_at"))
-    registered = job.rows.filter(state="registered").count()
     ideal = count * latency_ms / 1000 / workers
-    started = job.started_at or timezone.now()
-    picked_up = (started - job.confirmed_at).total_seconds()
-    upstream = _seconds(started, times["upstream"])
-    ready = _seconds(started, times["ready"])
-    finished = _seconds(started, job.finished_at)
-    _cleanup(job)
-    if upstream is None:
+    with imports_workers(workers):
+        read = _registration(user, count, read_preview=True)
+        at_once = _registration(user, count, read_preview=False)
+    if read["upstream"] is None or at_once["upstream"] is None:
         return [("bulk registration", "no row was sent", "", "FAIL")]
+    within = TARGET_FACTOR * ideal
+    title = f"bulk registration {count:,} rows, {latency_ms} ms latency, {workers} imports workers"
     return [
         (
-            f"bulk registration {count:,} rows, {latency_ms} ms latency, {workers} imports"
-            " workers: upstream registration",
-            f"{upstream:.1f} s = {upstream / ideal:.2f}x ideal {ideal:.1f} s"
-            f" ({registered:,} registered)",
+            f"{title}, confirmed once the preview's passwords were hashed: upstream registration",
+            f"{_ratio(read['upstream'], ideal)} ({read['registered']:,} registered)",
             f"<= {TARGET_FACTOR:g}x ideal",
-            "PASS" if upstream <= TARGET_FACTOR * ideal and registered == count else "FAIL",
+            "PASS" if read["upstream"] <= within and read["registered"] == count else "FAIL",
         ),
         (
-            "bulk registration: sign-in ready (passwords hashed); job finished; run picked up",
-            f"{_figure(ready)}; {_figure(finished)}; {picked_up:.1f} s after confirming",
+            "bulk registration, confirmed once hashed: sign-in ready (every account open)",
+            _ratio(read["ready"], ideal),
+            f"<= {TARGET_FACTOR:g}x ideal",
+            "PASS" if read["ready"] is not None and read["ready"] <= within else "FAIL",
+        ),
+        (
+            "bulk registration, the preview: file checked; its passwords hashed (staff reading)",
+            f"{read['checked']:.1f} s; {_figure(read['hashed'])} after the upload",
             "",
-            "" if finished is not None else "FAIL",
+            "" if read["hashed"] is not None else "FAIL",
+        ),
+        (
+            "bulk registration, confirmed at once: upstream registration; sign-in ready",
+            f"{_ratio(at_once['upstream'], ideal)}; {_ratio(at_once['ready'], ideal)}"
+            f" ({at_once['registered']:,} registered)",
+            "",
+            "" if at_once["registered"] == count else "FAIL",
+        ),
+        (
+            "bulk registration: job finished; run picked up (read preview / at once)",
+            f"{_figure(read['finished'])} / {_figure(at_once['finished'])};"
+            f" {read['picked_up']:.1f} s / {at_once['picked_up']:.1f} s after confirming",
+            "",
+            "" if read["finished"] is not None and at_once["finished"] is not None else "FAIL",
         ),
     ]
+
+
+def _registration(user, count: int, *, read_preview: bool) -> dict:
+    """Upload, (read the preview until its passwords are hashed,) confirm, run; the figures."""
+    from imports.models import ImportJob, ImportRow
+    from imports.services import import_job_confirm, import_job_create_from_csv
+
+    _vacuum()
+    run = time.strftime("%Y%m%d%H%M%S") + ("r" if read_preview else "a")
+    since = timezone.now()
+    uploaded = time.monotonic()
+    job = import_job_create_from_csv(file=csv_file(count, run), created_by=user)
+    checked = time.monotonic() - uploaded
+    if job.valid_rows != count:
+        raise RuntimeError(f"the bench file has {job.invalid_rows} invalid rows")
+    hashed = None
+    if read_preview:
+        unhashed = ImportRow.objects.filter(job=job, password_hash="")
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while unhashed.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        hashed = None if unhashed.exists() else time.monotonic() - uploaded
+    import_job_confirm(job=job, confirmed_by=user)
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while job.state == ImportJob.State.RUNNING and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job.refresh_from_db()
+    times = job.rows.aggregate(upstream=Max("finished_at"), ready=Max("signin_ready_at"))
+    started = job.started_at or timezone.now()
+    figures = {
+        "checked": checked,
+        "hashed": hashed,
+        "registered": job.rows.filter(state="registered").count(),
+        "picked_up": (started - job.confirmed_at).total_seconds(),
+        "upstream": _seconds(started, times["upstream"]),
+        "ready": _seconds(started, times["ready"]),
+        "finished": _seconds(started, job.finished_at),
+    }
+    _drained(since)  # a preview's hashing tasks left behind find nothing to do; let them end
+    _cleanup(job)
+    return figures
+
+
+# The tables a run churns: every row and task is updated several times, then deleted.
+CHURNED = (
+    "learners_importrow",
+    "learners_importjob",
+    "learners_learner",
+    "auth_user",
+    "django_tasks_database_dbtaskresult",
+)
+
+
+def _vacuum() -> None:
+    """Vacuum what earlier runs churned, as autovacuum would have between two imports.
+
+    This machine's PostgreSQL runs with autovacuum off: without it, each run leaves tens of
+    thousands of dead rows for the next one's queue and row lookups to step over.
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for table in CHURNED:
+            cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(table)}")
+
+
+def _drained(since: datetime) -> None:
+    """Wait (a while at most) until the tasks queued since then have all run."""
+    from django_tasks_db.models import DBTaskResult
+
+    busy = DBTaskResult.objects.filter(
+        queue_name="imports", enqueued_at__gte=since, status__in=["READY", "RUNNING"]
+    )
+    deadline = time.monotonic() + WORKER_START_TIMEOUT
+    while busy.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _ratio(seconds: float | None, ideal: float) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds:.1f} s = {seconds / ideal:.2f}x ideal {ideal:.1f} s"
 
 
 def _seconds(start: datetime, end: datetime | None) -> float | None:
