@@ -5,10 +5,9 @@ by its task (queued -> sending) just before its call, sent, and recorded as regi
 failed. Its password was hashed while staff read the preview, or is hashed while the call is
 under way (imports.hashing), so a registered row's account opens with its outcome; a row
 without that hash (its hashing failed, or a row registered before a restart) gets it from a
-task of its own afterwards. A row left
-in "sending" by a worker that died is failed as of unknown outcome and never sent again. The
-registration steps themselves are the learners app's (learners.registration); the tasks that
-take a row through them are imports.run's.
+task of its own afterwards. A row left in "sending" by a worker that died is failed as of
+unknown outcome and never sent again. The registration steps themselves are the learners
+app's (learners.registration); the tasks that take a row through them are imports.run's.
 """
 
 import logging

@@ -5,6 +5,7 @@ staff read its preview (imports.hashing), behind every row still to send.
 """
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import translation
 from django_tasks import task
 
@@ -65,8 +66,9 @@ def enqueue_preview_hashing(job_id: int) -> None:
     """Queue the hashing of a checked file's passwords, a batch of rows a task."""
     from imports.hashing import preview_batches
 
-    for row_ids in preview_batches(job_id):
-        enqueue_when(hash_preview_passwords, row_ids)
+    with transaction.atomic():  # one commit for all of them, not one per task
+        for row_ids in preview_batches(job_id):
+            enqueue_when(hash_preview_passwords, row_ids)
 
 
 def enqueue_job_run(job_id: int, language: str | None) -> None:
