@@ -39,6 +39,14 @@ def confirmed_at_once(monkeypatch):
     monkeypatch.setattr(imports.services, "enqueue_preview_hashing", lambda job_id: None)
 
 
+def failing_hash(password):
+    raise MemoryError("no memory for Argon2 just now")
+
+
+def hashing_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "imports.hashing"]
+
+
 def watch_hashes(monkeypatch) -> list[tuple[str, float]]:
     """Record which thread made each hash, and when."""
     hashes: list[tuple[str, float]] = []
@@ -85,16 +93,15 @@ def test_a_row_opens_with_its_outcome_its_hash_made_during_the_call(
 def test_a_row_whose_hash_failed_is_made_ready_by_its_own_task(
     staff, upstream, monkeypatch, caplog, confirmed_at_once
 ):
-    def failing_hash(password):
-        raise MemoryError("no memory for Argon2 just now")
-
     monkeypatch.setattr(imports.hashing, "make_password", failing_hash)
 
     with caplog.at_level("WARNING", logger="imports.hashing"):
         job = confirmed_job(staff, 2)
 
-    warnings = [r.getMessage() for r in caplog.records if r.name == "imports.hashing"]
-    assert warnings == ["Hashing an imported password failed (MemoryError); queued again"] * 2
+    assert (
+        hashing_warnings(caplog)
+        == ["Hashing an imported password failed (MemoryError); queued again"] * 2
+    )
     assert GOOD_PASSWORD not in caplog.text
 
     assert job.state == ImportJob.State.FINISHED
@@ -183,16 +190,11 @@ def test_a_preview_hash_that_fails_leaves_its_rows_to_their_calls(
     staff, upstream, monkeypatch, caplog
 ):
     real_hash = imports.hashing.make_password
-
-    def failing_hash(password):
-        raise MemoryError("no memory for Argon2 just now")
-
     monkeypatch.setattr(imports.hashing, "make_password", failing_hash)
     with caplog.at_level("WARNING", logger="imports.hashing"):
         job = preview(staff, 2)
 
-    warnings = [r.getMessage() for r in caplog.records if r.name == "imports.hashing"]
-    assert warnings == [
+    assert hashing_warnings(caplog) == [
         "Hashing a preview's passwords failed (MemoryError); they are hashed when sent"
     ]
     assert GOOD_PASSWORD not in caplog.text
