@@ -5,9 +5,8 @@ A checked file's passwords are hashed by background tasks while staff read its p
 (`preview_passwords_hash`, queued behind every row still to send, stopping once the job is
 confirmed), so a job confirmed after that sends its rows with no hashing left to do and each
 account opens with its outcome. A row not hashed by then is hashed on a thread of its own
-while its upstream call is under way
-(`hash_meanwhile`): Argon2 (argon2-cffi) leaves the GIL, and the call mostly waits on the
-network.
+while its upstream call is under way (`hash_meanwhile`): Argon2 (argon2-cffi) leaves the GIL,
+and the call mostly waits on the network.
 """
 
 import logging

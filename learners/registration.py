@@ -177,8 +177,8 @@ def learner_activate(
 ) -> None:
     """Record the upstream's user_id on a pending learner; open its account if ready.
 
-    `password_hash`, made while the call was under way (a bulk registration's), goes into
-    the account in the same write that opens it.
+    `password_hash`, made beforehand (a bulk registration's: while staff read the preview,
+    or while the call was under way), goes into the account in the same write that opens it.
 
     Raises DatabaseError when the id cannot be stored (one the portal already holds): the
     caller discards the learner and explains it with UNUSABLE_ID.
