@@ -26,6 +26,20 @@ from tests.axe_coverage import (  # noqa: F401 (hooks, registered by being impor
 )
 from tests.chromium import CHROMIUM, CHROMIUM_LAUNCH_ARGS, require_chromium
 from tests.factories import PASSWORD, make_dsl_on_duty, make_learner, make_staff
+from tests.quick_flush import no_post_migrate_signal, sql_flush_by_delete
+
+
+@pytest.fixture(scope="session", autouse=True)
+def quick_flush():
+    """Empty PostgreSQL's tables after a transactional test by DELETE (tests/quick_flush.py)."""
+    from django.core.management.commands import flush
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DatabaseOperations, "sql_flush", sql_flush_by_delete)
+        if django_settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+            patch.setattr(flush, "emit_post_migrate_signal", no_post_migrate_signal)
+        yield
 
 
 @pytest.fixture(autouse=True)
