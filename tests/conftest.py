@@ -36,8 +36,8 @@ def quick_flush():
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(DatabaseOperations, "sql_flush", sql_flush_by_delete)
         if django_settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+            patch.setattr(DatabaseOperations, "sql_flush", sql_flush_by_delete)
             patch.setattr(flush, "emit_post_migrate_signal", no_post_migrate_signal)
         yield
 
