@@ -42,6 +42,13 @@ def quick_flush():
         yield
 
 
+@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
+def viewport(request) -> dict:
+    """A laptop's window and a phone's, where the layout differs: a test asking runs at both."""
+    width, height = request.param
+    return {"width": width, "height": height}
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Hash test passwords cheaply: the real hasher is deliberately slow."""

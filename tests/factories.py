@@ -1,4 +1,7 @@
-"""Builders of the records tests need: people, attempts, results, follow-ups, form data."""
+"""Builders of the records tests need: people, attempts, results, follow-ups, form data.
+
+Also a test client signed in as someone (`signed_in`).
+"""
 
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
@@ -11,6 +14,7 @@ from zoneinfo import ZoneInfo
 from django import forms
 from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 from django.utils import timezone
 from PIL import Image as PillowImage
 
@@ -63,6 +67,17 @@ def make_staff(
 # The safeguarding lead every test database has (tests/conftest.py): not one a test names.
 DSL_ON_DUTY = "dsl.on.duty"
 DSL_ON_DUTY_EMAIL = "dsl.on.duty@school.example"
+
+
+def signed_in(user: User, school=None) -> Client:
+    """Return a test client signed in as the user, working in the school ("all": every one)."""
+    client = Client()
+    client.force_login(user)
+    if school is not None:
+        session = client.session
+        session["working_school"] = school if school == "all" else school.pk
+        session.save()
+    return client
 
 
 def make_dsl_on_duty() -> User:

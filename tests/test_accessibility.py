@@ -76,13 +76,6 @@ def assert_accessible(page, state: str) -> None:
     assert not problems, f"{state} ({page.url}):\n  " + "\n  ".join(problems)
 
 
-@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
-def viewport(request) -> dict:
-    """Each page is checked at a laptop's size and a phone's, where the layout differs."""
-    width, height = request.param
-    return {"width": width, "height": height}
-
-
 def sign_in(browser, live_server, user, viewport):
     page = browser.new_page(viewport=viewport)
     browser_sign_in(page, live_server.url, user.username)

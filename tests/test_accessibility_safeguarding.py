@@ -25,13 +25,6 @@ from tests.factories import make_asked_alert, make_learner, make_staff
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
-def viewport(request) -> dict:
-    """Each page is checked at a laptop's size and a phone's, as test_accessibility.py does."""
-    width, height = request.param
-    return {"width": width, "height": height}
-
-
 def assert_accessible(page, state: str) -> None:
     problems = violations(page)
     assert not problems, f"{state} ({page.url}):\n  " + "\n  ".join(problems)

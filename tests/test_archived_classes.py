@@ -17,19 +17,13 @@ from imports.models import ImportJob
 from learners.models import Learner, Level
 from lessons.models import SignInWindow
 from lessons.services import group_cards_print, window_open
-from tests.factories import HEADER, make_group, make_learner, make_staff, upload_file
+from tests.factories import HEADER, make_group, make_learner, make_staff, signed_in, upload_file
 from tests.journeys import page_showing
 
 GOOD_PASSWORD = "plum-kettle-river-42"
 ARCHIVED_ON = datetime(2026, 7, 24, 12, tzinfo=timezone.get_current_timezone())
 NOTICE = "Archived on 24 July 2026: last year's class, read-only."
 REFUSED = "was archived on 24 July 2026: it is last year&#x27;s class"
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def archive(group: SchoolGroup, *, end_memberships: bool = True) -> SchoolGroup:

@@ -11,7 +11,7 @@ from classes.models import SchoolGroup
 from imports.models import ImportRow
 from learners.models import Learner
 from ops.request_log import RequestLogMiddleware
-from tests.factories import GOOD_PASSWORD, HEADER, make_staff, upload_file
+from tests.factories import GOOD_PASSWORD, HEADER, make_staff, signed_in, upload_file
 from tests.log_capture import console_output
 
 pytestmark = pytest.mark.django_db
@@ -20,12 +20,6 @@ FORM = "application/x-www-form-urlencoded"
 RIGHT_TO_LEFT_OVERRIDE = "\u202e"
 BIDI_MESSAGE = "This name holds a hidden character that changes the direction of the text"
 INVISIBLE_MESSAGE = "This name is made only of invisible characters. Type it in letters."
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # A form body in another charset ---------------------------------------------------------------

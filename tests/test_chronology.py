@@ -3,7 +3,6 @@
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import StaffRole
@@ -12,7 +11,7 @@ from followups.models import FollowUp, FollowUpHistory
 from followups.services import followup_open_for_learner_request
 from safeguarding.models import Alert, ChronologyEntry
 from schools.models import PartnerSettings, School
-from tests.factories import make_group, make_learner, make_staff, put_in_group
+from tests.factories import make_group, make_learner, make_staff, put_in_group, signed_in
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -29,12 +28,6 @@ def lead(staff):
     staff.first_name, staff.last_name = "Sam", "Lead"
     staff.save(update_fields=["first_name", "last_name"])
     return staff
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def asked(learner, *, minutes_ago: int = 60) -> Alert:

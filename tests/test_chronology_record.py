@@ -3,13 +3,12 @@
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
 from safeguarding.entries import entry_add_note
 from safeguarding.models import ChronologyEntry
-from tests.factories import make_staff
+from tests.factories import make_staff, signed_in
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -22,12 +21,6 @@ def lead(staff):
     staff.first_name, staff.last_name = "Sam", "Lead"
     staff.save(update_fields=["first_name", "last_name"])
     return staff
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def noted(client, learner, text: str) -> ChronologyEntry:

@@ -3,7 +3,6 @@
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import StaffRole
@@ -12,20 +11,10 @@ from followups.services import followup_open_for_learner_request
 from safeguarding.models import ChronologyEntry
 from safeguarding.services import alert_acknowledge
 from schools.models import School, first_school_id
-from tests.factories import make_asked_alert, make_learner, make_staff
+from tests.factories import make_asked_alert, make_learner, make_staff, signed_in
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user, school=None) -> Client:
-    client = Client()
-    client.force_login(user)
-    if school is not None:
-        session = client.session
-        session["working_school"] = school.pk
-        session.save()
-    return client
 
 
 def chronology_page(client, learner) -> str:

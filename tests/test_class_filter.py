@@ -5,23 +5,23 @@ import io
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import connection
 from django.http import StreamingHttpResponse
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import StaffRole
 from classes.models import SchoolGroup
 from schools.models import PartnerSettings, School
-from tests.factories import SLEEP, flagged, make_group, make_learner, make_staff, put_in_group
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.factories import (
+    SLEEP,
+    flagged,
+    make_group,
+    make_learner,
+    make_staff,
+    put_in_group,
+    signed_in,
+)
 
 
 def rows_of(response) -> list[dict[str, str]]:

@@ -3,21 +3,20 @@
 import re
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import StaffRole
 from schools.models import School
 from tests.dashboard_support import by_class, figures
-from tests.factories import cohort_learner, completed, make_group, make_staff, put_in_group
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.factories import (
+    cohort_learner,
+    completed,
+    make_group,
+    make_staff,
+    put_in_group,
+    signed_in,
+)
 
 
 @pytest.fixture

@@ -3,12 +3,17 @@
 import re
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client
 
 from learners.models import Level
 from tests.dashboard_support import by_class, figures
-from tests.factories import cohort_learner, completed, make_group, make_staff, put_in_group
+from tests.factories import (
+    cohort_learner,
+    completed,
+    make_group,
+    make_staff,
+    put_in_group,
+    signed_in,
+)
 
 NEEDS_HELP = {"Sleep": "yes"}
 FINE = {"Sleep": "no"}
@@ -20,12 +25,6 @@ def pupils(count: int, *, level: str = Level.SECONDARY, areas=NEEDS_HELP, risk: 
     for learner in made:
         completed(learner, "2026-09-10", risk=risk, areas=areas)
     return made
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def numbers(cells: list[str]) -> list[int]:

@@ -37,12 +37,6 @@ from tests.keyboard_support import (
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
-def viewport(request) -> dict:
-    width, height = request.param
-    return {"width": width, "height": height}
-
-
 def signed_in_page(browser, live_server, viewport, username: str):
     page = browser.new_page(viewport=viewport)
     page.goto(live_server.url + "/accounts/login/")

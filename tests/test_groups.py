@@ -2,7 +2,6 @@
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 from django.utils.html import escape
 
 from accounts.models import StaffRole
@@ -17,17 +16,12 @@ from tests.factories import (
     make_learner,
     make_staff,
     put_in_group,
+    signed_in,
     upload_file,
 )
 from tests.journeys import page_showing
 
 GOOD_PASSWORD = "plum-kettle-river-42"
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

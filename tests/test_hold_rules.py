@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import StaffRole
@@ -21,7 +20,7 @@ from privacy.retention import records_sweep
 from privacy.selectors import Hold, hold_of, kept_until
 from privacy.services import ErasureHeld, learner_erase
 from safeguarding.models import Alert
-from tests.factories import SLEEP, flagged, make_learner, make_staff
+from tests.factories import SLEEP, flagged, make_learner, make_staff, signed_in
 
 NOTHING = {"expired": 0, "held": 0, "deferred": 0}
 OPEN_FOLLOW_UP = (
@@ -36,12 +35,6 @@ PLACED = "Held until a member of staff lifts the hold."
 def years_from(moment: datetime, years: int, *, days: int = 0) -> datetime:
     """Return the same moment some years later (earlier if negative), then `days` more."""
     return moment.replace(year=moment.year + years) + timedelta(days=days)
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def is_erased(learner: Learner) -> bool:

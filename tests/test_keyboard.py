@@ -49,12 +49,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WRONG_PASSWORD = "not-the-password"
 
 
-@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
-def viewport(request) -> dict:
-    width, height = request.param
-    return {"width": width, "height": height}
-
-
 def test_the_first_tab_on_the_sign_in_page_reaches_the_skip_link(
     browser, live_server, db, viewport
 ):

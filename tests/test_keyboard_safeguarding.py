@@ -27,12 +27,6 @@ from tests.keyboard_support import (
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(params=[(1280, 800), (360, 640)], ids=["laptop", "phone"])
-def viewport(request) -> dict:
-    width, height = request.param
-    return {"width": width, "height": height}
-
-
 def taken_on(learner, lead) -> Alert:
     """Return a learner's request to talk that the lead has already taken on."""
     raised = timezone.now() - timedelta(minutes=20)

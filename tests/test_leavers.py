@@ -18,19 +18,13 @@ from lessons.services import group_cards_print, window_open
 from schools.models import PartnerSettings
 from signin.claims import SchoolIdentity
 from signin.identities import IdentityRefused, Refusal, identity_account
-from tests.factories import PASSWORD, make_group, make_learner, make_staff, put_in_group
+from tests.factories import PASSWORD, make_group, make_learner, make_staff, put_in_group, signed_in
 from tests.journeys import page_showing
 
 LEFT_ON = datetime(2026, 7, 22, 12, tzinfo=timezone.get_current_timezone())
 LEFT_NOTICE = "Left the school on 22 July 2026"
 INVALID = "Enter a correct username and password."
 LEFT_PAGE = "<h1>Your school's records say you have left</h1>"
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def leave(learner, *, close_account: bool = True):

@@ -7,7 +7,6 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.test import Client
 from django.utils import timezone
 
 from accounts.models import StaffRole
@@ -31,6 +30,7 @@ from tests.factories import (
     make_result,
     make_staff,
     put_in_group,
+    signed_in,
 )
 from tests.journeys import page_showing
 
@@ -43,12 +43,6 @@ CASE_CLOSED = "Referral closed, no further action"
 def years_from(moment: datetime, years: int, *, days: int = 0) -> datetime:
     """Return the same moment some years later (earlier if negative), then `days` more."""
     return moment.replace(year=moment.year + years) + timedelta(days=days)
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def last_active(learner: Learner, at: datetime) -> AssessmentAttempt:

@@ -6,7 +6,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
 
 from accounts.models import StaffRole
 from assessments.models import AssessmentAttempt
@@ -22,6 +21,7 @@ from tests.factories import (
     make_group,
     make_staff,
     put_in_group,
+    signed_in,
 )
 
 ROLES = ["admin", "teacher_a", "teacher_b", "head_of_year", "dsl"]
@@ -51,12 +51,6 @@ def school(db, settings) -> dict[str, User]:
         "head_of_year": make_staff("hugo.hoy", role=StaffRole.HEAD_OF_YEAR, groups=[year]),
         "dsl": make_staff("dee.dsl", role=StaffRole.DSL),
     }
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def headline(page: str) -> dict[str, str]:

@@ -36,7 +36,15 @@ from roster.plan import (
     SyncPlan,
 )
 from schools.models import School
-from tests.factories import PASSWORD, flagged, make_group, make_learner, make_staff, put_in_group
+from tests.factories import (
+    PASSWORD,
+    flagged,
+    make_group,
+    make_learner,
+    make_staff,
+    put_in_group,
+    signed_in,
+)
 
 Action = AuditEvent.Action
 YEAR = "2026/27"
@@ -72,12 +80,6 @@ CLASS_7A = NewClass("class-7a", "7A", SchoolGroup.Kind.TEACHING_CLASS, Level.SEC
 
 def creations(upstream) -> int:
     return upstream.state.count(endpoint="create-learner")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # Joiners: registered upstream through the bulk run, exactly once -------------------------------

@@ -23,7 +23,7 @@ from safeguarding.models import Alert, AlertEmail
 from safeguarding.services import alert_acknowledge, alerts_escalate_due, alerts_sweep
 from schools.models import PartnerSettings
 from staff.services import staff_add, staff_change
-from tests.factories import DSL_ON_DUTY_EMAIL, PASSWORD, make_staff
+from tests.factories import DSL_ON_DUTY_EMAIL, PASSWORD, make_staff, signed_in
 from tests.journeys import page_showing, register_pupil
 from tests.safeguarding_support import finish_with_labels
 
@@ -40,12 +40,6 @@ def deputy(username="dee.deputy", email="dee.deputy@school.example"):
     user.email = email
     user.save(update_fields=["email"])
     return user
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # --- which values raise an alert --------------------------------------------------------

@@ -2,7 +2,6 @@
 
 import pytest
 from django.core import mail
-from django.test import Client
 
 from accounts.models import StaffRole
 from audit.models import AuditEvent
@@ -10,14 +9,8 @@ from followups.models import FollowUp
 from learners.models import Level
 from safeguarding.models import Alert
 from staff.services import staff_add
-from tests.factories import PASSWORD, make_learner, make_staff
+from tests.factories import PASSWORD, make_learner, make_staff, signed_in
 from tests.journeys import page_showing, register_pupil
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.django_db

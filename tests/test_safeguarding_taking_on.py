@@ -1,14 +1,13 @@
 """Taking a concern on: two leads at once, and a concern whose learner was erased."""
 
 import pytest
-from django.test import Client
 
 from accounts.models import StaffRole
 from safeguarding import views
 from safeguarding.entries import NoChronology, entry_add_action
 from safeguarding.models import Alert, ChronologyEntry
 from safeguarding.services import alert_acknowledge
-from tests.factories import make_asked_alert, make_staff
+from tests.factories import make_asked_alert, make_staff, signed_in
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -18,12 +17,6 @@ TAKEN_ON = {
     "category": "bullying",
     "note": "Lee says older pupils take his lunch money.",
 }
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

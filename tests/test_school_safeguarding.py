@@ -5,14 +5,13 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.core import mail
-from django.test import Client
 
 from accounts.models import StaffRole
 from safeguarding.models import Alert
 from safeguarding.services import alerts_escalate_due, escalation_deadline
 from schools.context import working_in
 from schools.models import PartnerSettings, School, first_school_id
-from tests.factories import DSL_ON_DUTY_EMAIL, make_staff
+from tests.factories import DSL_ON_DUTY_EMAIL, make_staff, signed_in
 from tests.journeys import page_showing, register_pupil
 from tests.safeguarding_support import finish_with_labels
 
@@ -40,16 +39,6 @@ def oak():
 @pytest.fixture
 def trust_lead(db):
     return with_email(make_staff("tia.trust", role=StaffRole.TRUST_SAFEGUARDING_LEAD), TRUST_LEAD)
-
-
-def signed_in(user, school=None) -> Client:
-    client = Client()
-    client.force_login(user)
-    if school is not None:
-        session = client.session
-        session["working_school"] = school if school == "all" else school.pk
-        session.save()
-    return client
 
 
 def test_an_alert_reaches_its_schools_leads_then_the_trusts_never_another_schools(

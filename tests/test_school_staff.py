@@ -1,12 +1,11 @@
 """Staff in several schools pick the school they work in; trust roles sit above the schools."""
 
 import pytest
-from django.test import Client
 
 from accounts.models import SchoolRole, StaffRole
 from learners.models import Learner
 from schools.models import PartnerSettings, School, first_school_id
-from tests.factories import make_learner, make_staff
+from tests.factories import make_learner, make_staff, signed_in
 from tests.journeys import page_showing
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +26,6 @@ def pupil_of(school, username):
     learner = make_learner(username, f"u-{username}")
     Learner.objects.filter(pk=learner.pk).update(school=school)
     return learner
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_a_teacher_in_two_schools_switches_and_each_page_says_where(schools):

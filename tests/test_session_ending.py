@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.models import StaffRole
 from accounts.session_ending import session_keys_of
-from tests.factories import make_staff
+from tests.factories import make_staff, signed_in
 
 LEARNERS = "/learners/"
 
@@ -26,12 +26,6 @@ def admin(db) -> User:
 @pytest.fixture
 def teacher(db) -> User:
     return make_staff("tara.teacher", role=StaffRole.TEACHER)
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def still_signed_in(client: Client) -> bool:

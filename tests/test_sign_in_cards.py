@@ -5,7 +5,6 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
@@ -27,6 +26,7 @@ from tests.factories import (
     make_staff,
     put_in_group,
     settings_form,
+    signed_in,
 )
 from tests.journeys import page_showing
 
@@ -38,12 +38,6 @@ IPAD = (
     "Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 "
     "Mobile/15E148 Safari/604.1"
 )
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

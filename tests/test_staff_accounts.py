@@ -22,16 +22,11 @@ from tests.factories import (
     make_staff,
     put_in_group,
     settings_form,
+    signed_in,
 )
 from tests.journeys import page_showing
 
 STAFF_PASSWORD = "Sturdy-Lantern-Harbour-7"
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def add_staff(*args: str) -> str:

@@ -20,7 +20,7 @@ from accounts.school_choice import SESSION_KEY as SCHOOL_SESSION_KEY
 from accounts.services import staff_role_set
 from audit.models import AuditEvent
 from schools.models import PartnerSettings, School
-from tests.factories import PASSWORD, make_staff
+from tests.factories import PASSWORD, make_staff, signed_in
 from tests.journeys import page_showing
 
 LOGIN = "/accounts/login/"
@@ -49,13 +49,6 @@ def admin(db) -> User:
 @pytest.fixture
 def teacher(db) -> User:
     return make_staff("tara.teacher", role=StaffRole.TEACHER)
-
-
-def signed_in(user: User) -> Client:
-    """Return a browser of the user's, signed in (as after their password and second factor)."""
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def password_sign_in(username: str) -> tuple[int, str]:

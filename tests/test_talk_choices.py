@@ -4,21 +4,14 @@ import re
 
 import pytest
 from django.core import mail
-from django.test import Client
 
 from audit.models import AuditEvent
 from learners.models import Level
 from safeguarding.models import Alert, AlertEmail
 from schools.models import PartnerSettings
-from tests.factories import make_group, make_learner, put_in_group
+from tests.factories import make_group, make_learner, put_in_group, signed_in
 
 TALK = "/me/talk/"
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def with_contacts(learner, *, school="Mrs Khan, in room 12", group="Mr Osei, your form tutor"):

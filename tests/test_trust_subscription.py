@@ -3,12 +3,11 @@
 import pytest
 import responses
 from django.contrib.auth.models import User
-from django.test import Client
 
 from learners.models import Learner
 from schools.context import working_in
 from schools.models import School
-from tests.factories import VALID, make_learner, make_staff
+from tests.factories import VALID, make_learner, make_staff, signed_in
 
 CREATE_URL = "http://127.0.0.1:8001/plapi/v1/partners/users/create-learner"
 
@@ -17,12 +16,6 @@ CREATE_URL = "http://127.0.0.1:8001/plapi/v1/partners/users/create-learner"
 def schools(db) -> tuple[School, School]:
     School.objects.filter(code="SCHOOL").update(name="Oak Primary")
     return School.objects.get(code="SCHOOL"), School.objects.create(code="100002", name="Ash")
-
-
-def signed_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def register(user: User, username: str):
